@@ -1,0 +1,73 @@
+"""Build the plugin's virtual environment from requirements.txt: ``bootstrap.py VENV REQUIREMENTS``.
+
+Standard library only, because it runs before any dependency exists. Builds beside the
+target, then renames into place under a lock, so concurrent sessions build it once and
+never see a half-built environment. Exit status 0 means the venv is ready.
+"""
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+STAMP = ".blackboard-requirements"
+
+
+def ready(venv: str, requirements: str) -> bool:
+    """True when ``venv`` was built from exactly these requirements."""
+    try:
+        with open(os.path.join(venv, STAMP), "rb") as stamp, open(requirements, "rb") as wanted:
+            return stamp.read() == wanted.read() and os.path.exists(os.path.join(venv, "bin", "python"))
+    except OSError:
+        return False
+
+
+def build(venv: str, requirements: str, log) -> None:
+    temp = f"{venv}.building-{os.getpid()}"
+    shutil.rmtree(temp, ignore_errors=True)
+    uv = shutil.which("uv")
+    if uv:
+        steps = [[uv, "venv", "--python", sys.executable, temp],
+                 [uv, "pip", "install", "--python", os.path.join(temp, "bin", "python"), "-r", requirements]]
+    else:
+        steps = [[sys.executable, "-m", "venv", temp],
+                 [os.path.join(temp, "bin", "python"), "-m", "pip", "install", "--disable-pip-version-check",
+                  "-q", "-r", requirements]]
+    try:
+        for step in steps:
+            log.write(f"$ {' '.join(step)}\n")
+            log.flush()
+            subprocess.run(step, check=True, stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=600)
+        shutil.copyfile(requirements, os.path.join(temp, STAMP))
+        old = f"{venv}.old-{os.getpid()}"
+        if os.path.exists(venv):
+            os.rename(venv, old)
+        os.rename(temp, venv)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def main(venv: str, requirements: str) -> int:
+    if ready(venv, requirements):
+        return 0
+    parent = os.path.dirname(os.path.abspath(venv))
+    os.makedirs(parent, exist_ok=True)
+    with open(f"{venv}.lock", "w") as lock, open(f"{venv}.build.log", "a") as log:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent first sessions wait for one build
+        if ready(venv, requirements):
+            return 0
+        log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} building {venv}\n")
+        try:
+            build(venv, requirements, log)
+        except (OSError, subprocess.SubprocessError) as exc:
+            log.write(f"failed: {exc}\n")
+            sys.stderr.write(f"blackboard: could not build its Python environment ({exc}); see {venv}.build.log\n")
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))

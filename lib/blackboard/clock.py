@@ -1,0 +1,37 @@
+"""UTC timestamps as ISO-8601 strings ending in ``Z`` (e.g. ``2026-11-22T10:00:00Z``)."""
+
+import time
+from datetime import datetime, timezone
+from typing import Optional
+
+
+def now_iso() -> str:
+    """The current UTC time, to the second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def parse_iso(text: object) -> Optional[datetime]:
+    """An aware datetime for an ISO-8601 string, or None when it is not one."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def age_seconds(text: object) -> Optional[float]:
+    """Seconds elapsed since an ISO-8601 timestamp, or None when it is not one."""
+    then = parse_iso(text)
+    return None if then is None else time.time() - then.timestamp()
+
+
+def describe_age(seconds: float) -> str:
+    """A short human age: ``45 seconds``, ``3 hours``, ``12 days``."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    count = max(int(seconds), 0)
+    return f"{count} second{'s' if count != 1 else ''}"

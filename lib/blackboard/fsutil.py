@@ -1,0 +1,97 @@
+"""The one place that writes files: atomic replace, locked append, locks, tail reads."""
+
+import contextlib
+import os
+from typing import Iterator, Union
+
+LOCK_TIMEOUT_SECONDS = 30.0
+
+
+def atomic_write(path: str, data: Union[str, bytes]) -> None:
+    """Replace ``path`` with ``data``: temp file in the same directory, fsync, ``os.replace``."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    directory = os.path.dirname(path) or "."
+    temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def create_exclusive(path: str, data: str) -> bool:
+    """Write ``data`` to a new file; False when ``path`` already exists."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(data)
+    return True
+
+
+@contextlib.contextmanager
+def file_lock(path: str, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+    """Hold an exclusive ``filelock`` lock on ``path + '.lock'`` (imported only when needed)."""
+    from filelock import FileLock, Timeout
+
+    from .errors import BlackboardError
+
+    lock = FileLock(path + ".lock", timeout=timeout)
+    try:
+        with lock:
+            yield
+    except Timeout:
+        raise BlackboardError(
+            f"timed out after {timeout:.0f}s waiting for {path}.lock; "
+            "if no blackboard process is running, delete that lock file"
+        ) from None
+
+
+def append_text(path: str, text: str) -> None:
+    """Append ``text`` with a single ``write`` (the caller holds the file's lock)."""
+    payload = text.encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        written = os.write(fd, payload)
+        while written < len(payload):
+            written += os.write(fd, payload[written:])
+    finally:
+        os.close(fd)
+
+
+def locked_append(path: str, text: str) -> None:
+    """Append ``text`` to ``path`` while holding its lock."""
+    with file_lock(path):
+        append_text(path, text)
+
+
+def read_tail(path: str, max_bytes: int) -> "tuple[str, bool]":
+    """The last ``max_bytes`` of a file as text, and whether anything before it was skipped."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            start = max(size - max_bytes, 0)
+            handle.seek(start)
+            data = handle.read()
+    except FileNotFoundError:
+        return "", False
+    if start:
+        # Drop the partial first line so a multi-byte character is never split.
+        data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""
+    return data.decode("utf-8", errors="replace"), start > 0
+
+
+def read_text(path: str) -> str:
+    """A whole (small) file as text; empty when it does not exist."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return ""

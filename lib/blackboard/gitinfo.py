@@ -1,0 +1,96 @@
+"""What a working directory's git repository says about itself, read from ``.git`` directly.
+
+Reading the files instead of spawning ``git`` keeps the SessionStart hook fast; see
+docs/adr/0002-project-identity.md for what this does not cover.
+"""
+
+import os
+from typing import Dict, NamedTuple, Optional
+
+
+class GitInfo(NamedTuple):
+    toplevel: str
+    origin_url: Optional[str]
+    branch: Optional[str]
+
+
+def find_git(cwd: str) -> Optional[GitInfo]:
+    """The repository containing ``cwd`` (walking up), or None outside any repository."""
+    current = os.path.abspath(cwd)
+    while True:
+        dot_git = os.path.join(current, ".git")
+        git_dir = _git_dir(dot_git)
+        if git_dir:
+            common = _common_dir(git_dir)
+            config = _read(os.path.join(common, "config")) or ""
+            url = parse_config(config).get('remote "origin".url')
+            return GitInfo(current, url, _branch(git_dir))
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _git_dir(dot_git: str) -> Optional[str]:
+    if os.path.isdir(dot_git):
+        return dot_git
+    text = _read(dot_git)
+    if text and text.startswith("gitdir:"):
+        target = text[len("gitdir:") :].strip()
+        return os.path.normpath(os.path.join(os.path.dirname(dot_git), target))
+    return None
+
+
+def _common_dir(git_dir: str) -> str:
+    common = _read(os.path.join(git_dir, "commondir"))
+    return os.path.normpath(os.path.join(git_dir, common.strip())) if common else git_dir
+
+
+def _branch(git_dir: str) -> Optional[str]:
+    head = (_read(os.path.join(git_dir, "HEAD")) or "").strip()
+    if head.startswith("ref: refs/heads/"):
+        return head[len("ref: refs/heads/") :]
+    return f"detached@{head[:7]}" if head else None
+
+
+def parse_config(text: str) -> Dict[str, str]:
+    """Flatten a git config into ``{'section "sub".key': value}``; the last value wins."""
+    values: Dict[str, str] = {}
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            section = _section_name(line)
+            continue
+        key, _, value = line.partition("=")
+        values[f"{section}.{key.strip().lower()}"] = _config_value(value)
+    return values
+
+
+def _section_name(line: str) -> str:
+    inner = line[1 : line.find("]")] if "]" in line else line[1:]
+    name, _, sub = inner.strip().partition(" ")
+    return f'{name.lower()} {sub.strip()}' if sub else name.lower()
+
+
+def _config_value(value: str) -> str:
+    value = value.strip()
+    out, quoted = [], False
+    for char in value:
+        if char == '"':
+            quoted = not quoted
+        elif char in "#;" and not quoted:
+            break
+        else:
+            out.append(char)
+    return "".join(out).strip()
+
+
+def _read(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return None

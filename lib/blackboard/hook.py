@@ -1,0 +1,119 @@
+"""Hook entry point: parse stdin, call the library, print the JSON, exit 0 whatever happens.
+
+Imports stay minimal on purpose: this runs on every session start (docs/adr/0006).
+"""
+
+import json
+import os
+import sys
+from typing import Any, Dict, Mapping, Optional
+
+from .errors import BlackboardError
+
+EVENTS = ("session-start", "session-end", "stop", "pre-compact")
+MAX_STDIN = 1 << 20
+MAX_LOG_BYTES = 1 << 20
+
+
+def read_payload(stream: Any) -> Dict[str, Any]:
+    """The hook's stdin JSON object; anything else (empty, invalid, huge, not an object) is ``{}``."""
+    raw = getattr(stream, "buffer", stream).read(MAX_STDIN + 1)
+    if not raw or len(raw) > MAX_STDIN:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Optional[str]:
+    """Do what ``event`` means; returns the JSON to print, if any."""
+    from . import session
+    from .ids import resolve_session_id
+    from .paths import PathResolver
+
+    session_id, _ = resolve_session_id(payload.get("session_id"), environ)
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+    resolver = PathResolver.for_cwd(cwd, environ)
+    if event == "session-start":
+        return _session_start(resolver, session_id, payload, environ)
+    if event in ("stop", "pre-compact"):
+        session.checkpoint(resolver, session_id)
+    elif event == "session-end":
+        reason = payload.get("reason")
+        session.end(resolver, session_id, reason if isinstance(reason, str) else "other")
+    return None
+
+
+def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> str:
+    from . import context, migrate, session
+
+    source = payload.get("source") if payload.get("source") in session.SOURCES else "startup"
+    migrate.migrate_if_needed(resolver)
+    started = session.start(resolver, session_id, source, payload)
+    _export_env(environ.get("CLAUDE_ENV_FILE"), session_id, started.board_dir)
+    limit = context.char_limit(environ)
+    if source == "compact" or (source == "resume" and started.reopened):
+        text = context.for_own_board(resolver, session_id, source == "compact", limit)
+    else:
+        text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit)
+    output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    return json.dumps(output)
+
+
+def _export_env(env_file: Optional[str], session_id: str, board_dir: str) -> None:
+    if not env_file:
+        return
+    from .fsutil import append_text
+
+    lines = f"export BLACKBOARD_SESSION_ID={_quote(session_id)}\nexport BLACKBOARD_DIR={_quote(board_dir)}\n"
+    append_text(env_file, lines)
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def log_failure(event: str, environ: Mapping[str, str]) -> None:
+    """Append the current exception to ``$ROOT/logs/hooks.log`` (bounded) and say one line on stderr."""
+    import time
+    import traceback
+
+    exc = sys.exc_info()[1]
+    summary = str(exc) if isinstance(exc, BlackboardError) else f"{type(exc).__name__}: {exc}"
+    where = "logging failed too"
+    try:
+        from .paths import default_root
+
+        logs = os.path.join(default_root(environ), "logs")
+        os.makedirs(logs, exist_ok=True)
+        path = os.path.join(logs, "hooks.log")
+        if os.path.exists(path) and os.path.getsize(path) > MAX_LOG_BYTES:
+            os.replace(path, path + ".1")
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {event} pid={os.getpid()}\n")
+            handle.write(traceback.format_exc() + "\n")
+        where = f"details in {path}"
+    except Exception:
+        pass
+    sys.stderr.write(f"blackboard: {event} hook failed: {summary.splitlines()[0] if summary else ''} ({where})\n")
+
+
+def main(argv: Optional[list] = None) -> int:
+    """``hook.py EVENT``: always returns 0 so Claude Code's session is never disturbed."""
+    args = sys.argv[1:] if argv is None else argv
+    event = args[0] if args else ""
+    try:
+        if event not in EVENTS:
+            raise BlackboardError(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
+        output = run(event, read_payload(sys.stdin), os.environ)
+        if output:
+            sys.stdout.write(output + "\n")
+            sys.stdout.flush()
+    except BaseException:  # noqa: BLE001 - a hook must never break the session, whatever happened
+        try:
+            log_failure(event, os.environ)
+        except BaseException:
+            pass
+    return 0

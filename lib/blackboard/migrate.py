@@ -1,0 +1,151 @@
+"""Move old flat blackboard files into ``_legacy/``, exactly once, byte for byte.
+
+Sources: a project's ``.blackboard/*.md`` and the old global ``$ROOT/.blackboard/*.md``
+(which moves into its own ``_legacy/``, so no project sees another's notes).
+See docs/adr/0004-legacy-migration.md.
+"""
+
+import hashlib
+import json
+import os
+import re
+from typing import Any, Dict, List, NamedTuple, Optional
+
+from . import handoff
+from .clock import now_iso
+from .fsutil import atomic_write, file_lock, read_text
+from .paths import PathResolver
+from .redact import redact
+
+MANIFEST = "_migration.json"
+_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
+_FIELD = re.compile(r"^\*\*(Session|Time):\*\*[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+
+
+class PlannedMove(NamedTuple):
+    source: str
+    destination: str
+    size: int
+
+
+def legacy_files(directory: str) -> List[str]:
+    """Flat ``*.md`` files directly in ``directory`` (regular files, not symlinks), sorted."""
+    try:
+        scan = list(os.scandir(directory))
+    except OSError:
+        return []
+    return sorted(e.path for e in scan if e.name.endswith(".md") and e.is_file(follow_symlinks=False))
+
+
+def sources(resolver: PathResolver) -> List[str]:
+    """The board directories that may hold flat legacy files."""
+    return [resolver.project_dir, resolver.global_legacy_source]
+
+
+def plan(resolver: PathResolver) -> List[PlannedMove]:
+    """What a migration would move now (``blackboard migrate --dry-run``)."""
+    moves = []
+    for source in sources(resolver):
+        legacy_dir = os.path.join(source, "_legacy")
+        taken = set(os.listdir(legacy_dir)) if os.path.isdir(legacy_dir) else set()
+        for path in legacy_files(source):
+            name = _free_name(os.path.basename(path), taken)
+            taken.add(name)
+            moves.append(PlannedMove(path, os.path.join(legacy_dir, name), os.path.getsize(path)))
+    return moves
+
+
+def migrate_if_needed(resolver: PathResolver) -> List[PlannedMove]:
+    """Migrate every source that has flat files; cheap (two ``scandir``) when none has."""
+    moved: List[PlannedMove] = []
+    for source in sources(resolver):
+        if legacy_files(source):
+            moved += _migrate_source(resolver, source)
+    return moved
+
+
+def _migrate_source(resolver: PathResolver, source: str) -> List[PlannedMove]:
+    legacy_dir = os.path.join(source, "_legacy")
+    os.makedirs(legacy_dir, exist_ok=True)
+    with file_lock(os.path.join(legacy_dir, MANIFEST)):
+        files = legacy_files(source)  # re-check: another session may have migrated meanwhile
+        if not files:
+            return []
+        taken = set(os.listdir(legacy_dir))
+        records, moves = [], []
+        for path in files:
+            name = _free_name(os.path.basename(path), taken)
+            taken.add(name)
+            size, digest = _size_and_sha256(path)
+            destination = os.path.join(legacy_dir, name)
+            os.rename(path, destination)
+            records.append({"file": os.path.basename(path), "stored_as": name, "size": size, "sha256": digest})
+            moves.append(PlannedMove(path, destination, size))
+        _record(legacy_dir, source, records)
+    if source == resolver.project_dir:
+        _seed_latest_handoff(resolver, moves)
+    return moves
+
+
+def _free_name(name: str, taken: "set[str]") -> str:
+    if name not in taken:
+        return name
+    stem, n = name[: -len(".md")], 2
+    while f"{stem}.{n}.md" in taken:
+        n += 1
+    return f"{stem}.{n}.md"
+
+
+def _size_and_sha256(path: str) -> "tuple[int, str]":
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
+def _record(legacy_dir: str, source: str, records: List[Dict[str, Any]]) -> None:
+    path = os.path.join(legacy_dir, MANIFEST)
+    try:
+        manifest = json.loads(read_text(path) or '{"migrations": []}')
+    except ValueError:
+        manifest = {"migrations": [], "unreadable_previous_manifest": read_text(path)}
+    manifest.setdefault("migrations", []).append({"at": now_iso(), "source": source, "files": records})
+    atomic_write(path, json.dumps(manifest, indent=2) + "\n")
+
+
+def newest_note(text: str) -> Optional[Dict[str, str]]:
+    """The newest ``---``-separated entry of an old session-notes file, with its session and time."""
+    best: Optional[Dict[str, str]] = None
+    for block in _SEPARATOR.split(text):
+        body = block.strip()
+        if not body:
+            continue
+        fields = {m.group(1).lower(): m.group(2) for m in _FIELD.finditer(body)}
+        entry = {"session": fields.get("session", ""), "time": fields.get("time", ""), "text": body}
+        if best is None or entry["time"] >= best["time"]:
+            best = entry
+    return best
+
+
+def _seed_latest_handoff(resolver: PathResolver, moves: List[PlannedMove]) -> None:
+    notes = [m for m in moves if os.path.basename(m.source) == "session-notes.md"]
+    if not notes or os.path.exists(resolver.latest_handoff_path()):
+        return
+    entry = newest_note(read_text(notes[0].destination)[-256 * 1024 :])
+    if entry is None:
+        return
+    fields = {
+        "session_id": entry["session"] or "legacy", "org": resolver.project.org,
+        "project": resolver.project.name, "status": "legacy", "started": None,
+        "ended": entry["time"] or None, "end_reason": "migrated", "parent_session_id": None,
+        "git_branch": None, "open_tasks": 0, "done_tasks": 0, "notes": 1,
+    }
+    body = (
+        "# Handoff migrated from the old flat blackboard\n\n"
+        f"The newest entry of `_legacy/{os.path.basename(notes[0].destination)}`:\n\n"
+        + redact(entry["text"][: handoff.MAX_HANDOFF_BYTES // 2])
+        + "\n"
+    )
+    handoff.publish_latest(resolver, handoff.dump_front_matter(fields) + "\n" + body)

@@ -1,0 +1,176 @@
+"""Where everything lives: the root, a project's board, its sessions, handoffs and legacy files.
+
+Example: ``~/.claude/blackboard/acme/widget/.blackboard/sessions/abc123/_meta.json``.
+"""
+
+import os
+import re
+import zlib
+from typing import List, Mapping, NamedTuple, Optional
+
+from .errors import BlackboardError
+from .gitinfo import find_git
+from .ids import validate_session_id
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.*)$")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?[^/]*(/.*)?$")
+MAX_SEGMENT = 80
+
+
+def default_root(environ: Mapping[str, str] = os.environ) -> str:
+    """``$BLACKBOARD_ROOT``, else ``$MNEMONIC_ROOT``, else ``~/.claude/blackboard``."""
+    for name in ("BLACKBOARD_ROOT", "MNEMONIC_ROOT"):
+        if environ.get(name):
+            return os.path.abspath(os.path.expanduser(environ[name]))
+    return os.path.join(os.path.expanduser("~"), ".claude", "blackboard")
+
+
+def safe_segment(text: str) -> str:
+    """A string made safe as one path component: ``a b/../c`` -> ``a_b_.._c``."""
+    segment = _UNSAFE.sub("_", text).strip(".") or "_"
+    if len(segment) > MAX_SEGMENT:
+        segment = f"{segment[:MAX_SEGMENT - 9]}-{zlib.crc32(text.encode()):08x}"
+    return segment
+
+
+class Project(NamedTuple):
+    """Which board a working directory belongs to."""
+
+    org: str
+    name: str
+    git_branch: Optional[str]
+    reason: str
+
+
+def parse_remote(url: str) -> Optional["tuple[str, str]"]:
+    """``(org, project)`` from a git remote URL, or None when it names no repository.
+
+    ``git@github.com:acme/widget.git`` -> ``("acme", "widget")``;
+    nested groups ``https://gitlab.com/a/b/widget`` -> ``("a+b", "widget")``.
+    """
+    url = url.strip()
+    url_match, scp_match = _URL.match(url), _SCP_LIKE.match(url)
+    if url_match:
+        path, local = url_match.group(1) or "", url.lower().startswith("file:")
+    elif scp_match:
+        path, local = scp_match.group(2), False
+    else:
+        host, _, rest = url.partition("/")
+        local = url.startswith(("/", ".", "~")) or "." not in host
+        path = url if local else rest
+    parts = [p for p in path.split("?")[0].split("/") if p not in ("", ".", "..", "_git")]
+    if not parts:
+        return None
+    name = parts[-1][: -len(".git")] if parts[-1].endswith(".git") else parts[-1]
+    if not name:
+        return None
+    # A local path's folders are not owners; only the parent folder names one.
+    owners = parts[-2:-1] if local else parts[:-1]
+    org = "+".join(safe_segment(p) for p in owners) or "local"
+    return org, safe_segment(name)
+
+
+def identify_project(cwd: str) -> Project:
+    """The project of a working directory: git ``origin``, else ``local/{dir}-{hash}``."""
+    git = find_git(cwd)
+    if git and git.origin_url:
+        parsed = parse_remote(git.origin_url)
+        if parsed:
+            return Project(parsed[0], parsed[1], git.branch, f"git remote origin {git.origin_url}")
+    base = git.toplevel if git else os.path.abspath(cwd)
+    digest = zlib.crc32(os.path.realpath(base).encode("utf-8", "surrogateescape"))
+    name = f"{safe_segment(os.path.basename(base) or 'root')}-{digest:08x}"
+    why = "git repository without an origin remote" if git else "not a git repository"
+    return Project("local", name, git.branch if git else None, f"{why}: {base}")
+
+
+class SessionEntry(NamedTuple):
+    session_id: str
+    directory: str
+    meta: Optional[dict]
+    error: Optional[str]
+
+
+class PathResolver:
+    """Paths of one project's board under one root; every path stays inside the root."""
+
+    def __init__(self, root: str, project: Project) -> None:
+        self.root = os.path.abspath(root)
+        self.project = project
+        self.project_dir = os.path.join(self.root, project.org, project.name, ".blackboard")
+
+    @classmethod
+    def for_cwd(cls, cwd: str, environ: Mapping[str, str] = os.environ) -> "PathResolver":
+        """The resolver for the project of ``cwd`` under the configured root."""
+        return cls(default_root(environ), identify_project(cwd))
+
+    @property
+    def sessions_dir(self) -> str:
+        return os.path.join(self.project_dir, "sessions")
+
+    @property
+    def active_dir(self) -> str:
+        """Marker files naming this project's active sessions, so nothing scans all sessions."""
+        return os.path.join(self.project_dir, "_active")
+
+    @property
+    def logs_dir(self) -> str:
+        return os.path.join(self.root, "logs")
+
+    @property
+    def global_legacy_source(self) -> str:
+        """The flat board shared by all projects in older versions: ``$ROOT/.blackboard``."""
+        return os.path.join(self.root, ".blackboard")
+
+    def get_session_blackboard_dir(self, session_id: str) -> str:
+        """``.../.blackboard/sessions/{session_id}``, refusing unsafe ids."""
+        return os.path.join(self.sessions_dir, validate_session_id(session_id))
+
+    def get_handoff_dir(self) -> str:
+        return os.path.join(self.project_dir, "handoff")
+
+    def get_legacy_dir(self) -> str:
+        return os.path.join(self.project_dir, "_legacy")
+
+    def handoff_path(self, session_id: str) -> str:
+        return os.path.join(self.get_handoff_dir(), f"handoff-{validate_session_id(session_id)}.md")
+
+    def latest_handoff_path(self) -> str:
+        return os.path.join(self.get_handoff_dir(), "latest-handoff.md")
+
+    def active_session_ids(self) -> List[str]:
+        """Ids with an active marker, cheap even when the project holds thousands of sessions."""
+        try:
+            names = os.listdir(self.active_dir)
+        except OSError:
+            return []
+        return sorted(n for n in names if not n.startswith("."))
+
+    def list_session_blackboards(self, status: Optional[str] = None) -> List[SessionEntry]:
+        """Every session of the project, newest start first; a corrupt ``_meta.json`` is reported, not fatal."""
+        from .meta import read_meta
+
+        entries = []
+        try:
+            names = os.listdir(self.sessions_dir)
+        except FileNotFoundError:
+            names = []
+        for name in names:
+            directory = os.path.join(self.sessions_dir, name)
+            try:
+                meta, error = read_meta(os.path.join(directory, "_meta.json")), None
+            except BlackboardError as exc:
+                meta, error = None, str(exc)
+            if status is None or (meta is not None and meta.get("status") == status):
+                entries.append(SessionEntry(name, directory, meta, error))
+        entries.sort(key=lambda e: (str((e.meta or {}).get("started") or ""), e.session_id), reverse=True)
+        return entries
+
+    def ensure_inside_root(self, path: str) -> str:
+        """``path`` if it resolves inside the root, else BlackboardError."""
+        real_root = os.path.realpath(self.root)
+        real = os.path.realpath(path)
+        if real != real_root and not real.startswith(real_root + os.sep):
+            raise BlackboardError(f"refusing to touch {path}: it resolves outside {self.root}")
+        return path
