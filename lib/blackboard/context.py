@@ -9,6 +9,7 @@ from .redact import redact
 
 DEFAULT_CHARS = 8000
 HARD_CAP = 9500  # Claude Code cuts additionalContext over 10 000 characters to a preview
+MIN_CHARS = 2000  # room for the header, the cut marker and the usage line
 OLD_AFTER_SECONDS = 7 * 86400
 USAGE = (
     "Use the board with the `blackboard` command: `blackboard note TEXT`, "
@@ -22,7 +23,7 @@ def char_limit(environ: Mapping[str, str]) -> int:
         value = int(environ.get("BLACKBOARD_CONTEXT_CHARS", DEFAULT_CHARS))
     except ValueError:
         value = DEFAULT_CHARS
-    return max(500, min(value, HARD_CAP))
+    return max(MIN_CHARS, min(value, HARD_CAP))
 
 
 def for_new_session(resolver: PathResolver, session_id: str, branch: Optional[str], limit: int) -> str:

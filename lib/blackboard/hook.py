@@ -51,7 +51,7 @@ def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], envi
 
     source = payload.get("source") if payload.get("source") in session.SOURCES else "startup"
     migrate.migrate_if_needed(resolver)
-    started = session.start(resolver, session_id, source, payload)
+    started = session.start(resolver, session_id, source, payload, environ.get("CLAUDE_PID"))
     _export_env(environ.get("CLAUDE_ENV_FILE"), session_id, started.board_dir)
     limit = context.char_limit(environ)
     if source == "compact" or (source == "resume" and started.reopened):

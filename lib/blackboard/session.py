@@ -22,7 +22,9 @@ def meta_path(resolver: PathResolver, session_id: str) -> str:
     return os.path.join(resolver.get_session_blackboard_dir(session_id), "_meta.json")
 
 
-def start(resolver: PathResolver, session_id: str, source: str, payload: Dict[str, Any]) -> Started:
+def start(
+    resolver: PathResolver, session_id: str, source: str, payload: Dict[str, Any], claude_pid: Optional[str] = None
+) -> Started:
     """Create or reopen the session's board for a SessionStart of the given ``source``."""
     board_dir = resolver.get_session_blackboard_dir(session_id)
     path = os.path.join(board_dir, "_meta.json")
@@ -31,14 +33,14 @@ def start(resolver: PathResolver, session_id: str, source: str, payload: Dict[st
         meta = _reopen(path, source)
     else:
         parent = _parent_for(resolver, session_id, source)
-        meta = _create(resolver, session_id, board_dir, source, payload, parent)
+        meta = _create(resolver, session_id, board_dir, source, payload, parent, claude_pid)
     _mark_active(resolver, session_id)
     return Started(meta, board_dir, existing is not None)
 
 
 def _create(
     resolver: PathResolver, session_id: str, board_dir: str, source: str,
-    payload: Dict[str, Any], parent: Optional[str],
+    payload: Dict[str, Any], parent: Optional[str], claude_pid: Optional[str],
 ) -> Meta:
     os.makedirs(board_dir, exist_ok=True)
     for kind, (name, _) in entries.BOARD_FILES.items():
@@ -52,6 +54,8 @@ def _create(
     transcript = payload.get("transcript_path")
     if isinstance(transcript, str):
         meta["transcript_path"] = transcript
+    if claude_pid and claude_pid.isdigit():
+        meta["claude_pid"] = int(claude_pid)  # lets a later session tell that this one's process is gone
     write_meta(os.path.join(board_dir, "_meta.json"), meta)
     return meta
 

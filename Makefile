@@ -1,0 +1,37 @@
+# make demo  - watch two sessions hand off through the real hooks
+# make test  - lint, unit, integration and end-to-end tests (needs python3 and npm)
+PYTHON ?= python3
+VENV := .venv
+CLAUDE_VERSION := 2.1.330
+CLAUDE := .cache/claude-$(CLAUDE_VERSION)/node_modules/.bin/claude
+
+.PHONY: demo test lint unit e2e-cli clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	touch $@
+
+$(CLAUDE):
+	@command -v npm >/dev/null || { echo "make test needs npm for the end-to-end tests against Claude Code"; exit 1; }
+	npm install --prefix .cache/claude-$(CLAUDE_VERSION) --no-audit --no-fund --loglevel=error \
+		@anthropic-ai/claude-code@$(CLAUDE_VERSION)
+
+e2e-cli: $(CLAUDE)
+
+demo:
+	$(PYTHON) scripts/demo
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check lib tests hooks scripts bench
+	$(VENV)/bin/ruff format --check lib tests hooks scripts bench
+	$(VENV)/bin/mypy
+
+unit: $(VENV)/.installed
+	$(VENV)/bin/pytest -m "not e2e"
+
+test: lint $(CLAUDE)
+	BLACKBOARD_CLAUDE=$(CURDIR)/$(CLAUDE) $(VENV)/bin/pytest
+
+clean:
+	rm -rf $(VENV) .cache

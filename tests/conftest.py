@@ -1,0 +1,79 @@
+"""Shared fixtures. Every test runs with HOME and the blackboard root inside tmp_path."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, Dict, Optional
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
+
+from blackboard.paths import PathResolver, identify_project  # noqa: E402
+from helpers import REPO, HookResult, hook_command, make_git_project  # noqa: E402
+
+HOOK_ENV_NOISE = ("BLACKBOARD_", "CLAUDE_", "MNEMONIC_ROOT", "ANTHROPIC_")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point HOME and the blackboard root into tmp_path so no test can touch the real ~/.claude."""
+    for name in list(os.environ):
+        if name.startswith(HOOK_ENV_NOISE):
+            monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("BLACKBOARD_ROOT", str(tmp_path / "root"))
+    return home
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / "root"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A git checkout of acme/widget on branch main."""
+    return make_git_project(tmp_path / "widget")
+
+
+@pytest.fixture
+def resolver(project: Path, root: Path) -> PathResolver:
+    return PathResolver(str(root), identify_project(str(project)))
+
+
+@pytest.fixture(scope="session")
+def hook_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The hooks' virtual environment, built once by the plugin's own bootstrap."""
+    venv = tmp_path_factory.mktemp("plugin-data") / "venv"
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    subprocess.run(
+        [sys.executable, str(REPO / "hooks" / "bootstrap.py"), str(venv), str(REPO / "requirements.txt")],
+        check=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    return venv
+
+
+RunHook = Callable[..., HookResult]
+
+
+@pytest.fixture
+def run_hook(hook_venv: Path, root: Path, isolated_home: Path) -> RunHook:
+    """Run a hook exactly as Claude Code does: its hooks.json command through a shell, JSON on stdin."""
+
+    def run(event: str, payload: object, env: Optional[Dict[str, str]] = None, raw: Optional[bytes] = None) -> HookResult:
+        full_env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(REPO), BLACKBOARD_VENV=str(hook_venv))
+        full_env.update(env or {})
+        stdin = raw if raw is not None else json.dumps(payload).encode()
+        proc = subprocess.run(
+            ["sh", "-c", hook_command(event)], input=stdin, capture_output=True, env=full_env, timeout=60
+        )
+        return HookResult(proc)
+
+    return run

@@ -1,0 +1,78 @@
+import os
+
+import pytest
+
+from blackboard import context, entries, handoff, session
+from blackboard.paths import PathResolver, Project
+
+
+def _publish(resolver: PathResolver, body: str, **fields: object) -> None:
+    defaults = {"session_id": "prev", "ended": "2026-11-22T10:00:00Z", "git_branch": "main", "end_reason": "other"}
+    handoff.publish_latest(resolver, handoff.dump_front_matter({**defaults, **fields}) + "\n" + body)
+
+
+def test_names_the_session_its_end_age_and_branch(resolver: PathResolver) -> None:
+    _publish(resolver, "## Open tasks\n\n- **t1** ship it\n")
+    text = context.for_new_session(resolver, "me", "main", 8000)
+    assert "From session prev, ended 2026-11-22T10:00:00Z" in text
+    assert "ago" in text and "on branch main" in text and "ship it" in text
+    assert "not instructions" in text and "WARNING" not in text
+
+
+def test_warns_when_the_branch_differs(resolver: PathResolver) -> None:
+    _publish(resolver, "body", git_branch="feature-x")
+    assert "WARNING: that session was on branch feature-x; this one is on main" in context.for_new_session(
+        resolver, "me", "main", 8000
+    )
+
+
+def test_warns_when_the_handoff_is_old(resolver: PathResolver) -> None:
+    _publish(resolver, "body", ended="2026-01-01T00:00:00Z")
+    assert "WARNING: this handoff is" in context.for_new_session(resolver, "me", "main", 8000)
+
+
+def test_never_another_projects_handoff(resolver: PathResolver, root: object) -> None:
+    _publish(resolver, "widget secret plans")
+    other = PathResolver(resolver.root, Project("acme", "gadget", "main", "test"))
+    text = context.for_new_session(other, "me", "main", 8000)
+    assert "widget secret plans" not in text and "No earlier session of acme/gadget" in text
+
+
+def test_lists_other_active_sessions(resolver: PathResolver) -> None:
+    session.start(resolver, "other-1", "startup", {"cwd": "/w"})
+    session.start(resolver, "me", "startup", {"cwd": "/w"})
+    text = context.for_new_session(resolver, "me", "main", 8000)
+    assert "other-1" in text and "- me " not in text
+
+
+@pytest.mark.parametrize("limit", [2000, 4000, 8000])
+def test_capped_with_a_visible_marker(resolver: PathResolver, limit: int) -> None:
+    _publish(resolver, "## Recent notes\n\n" + "\n".join(f"- note {i} " + "x" * 200 for i in range(500)))
+    text = context.for_new_session(resolver, "me", "main", limit)
+    assert len(text) <= limit
+    assert "characters cut" in text and "From session prev" in text and "blackboard note" in text
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(None, 8000), ("3000", 3000), ("50000", 9500), ("abc", 8000), ("-5", 2000)],
+)
+def test_char_limit_stays_under_claude_codes_cap(value: object, expected: int) -> None:
+    env = {} if value is None else {"BLACKBOARD_CONTEXT_CHARS": value}
+    assert context.char_limit(env) == expected
+
+
+def test_secrets_are_redacted_from_context(resolver: PathResolver) -> None:
+    secret = "ghp_" + "a" * 36
+    _publish(resolver, f"token {secret}")
+    assert secret not in context.for_new_session(resolver, "me", "main", 8000)
+
+
+def test_compact_reinjects_own_open_tasks_and_shared_context(resolver: PathResolver) -> None:
+    board = session.start(resolver, "me", "startup", {"cwd": "/w"}).board_dir
+    entries.append(os.path.join(board, "active-tasks.md"), "t", {"status": "open"}, "keep going on parser")
+    entries.append(os.path.join(board, "active-tasks.md"), "t", {"status": "done"}, "finished thing")
+    entries.append(os.path.join(board, "shared-context.md"), "", {"author": "w1"}, "api is v2")
+    text = context.for_own_board(resolver, "me", compact=True, limit=8000)
+    assert "keep going on parser" in text and "api is v2" in text and "finished thing" not in text
+    assert "after compaction" in text

@@ -1,0 +1,119 @@
+import os
+import time
+from pathlib import Path
+
+import frontmatter
+import pytest
+
+from blackboard import entries, handoff, session
+from blackboard.paths import PathResolver
+
+KEYS = {
+    "session_id", "org", "project", "status", "started", "ended", "end_reason", "parent_session_id",
+    "git_branch", "open_tasks", "done_tasks", "notes",
+}
+
+
+def _board(resolver: PathResolver, session_id: str = "s1") -> str:
+    return session.start(resolver, session_id, "startup", {"cwd": "/w"}).board_dir
+
+
+def _file(board: str, kind: str) -> str:
+    return os.path.join(board, entries.BOARD_FILES[kind][0])
+
+
+def test_handoff_front_matter_and_sections_in_order(resolver: PathResolver) -> None:
+    board = _board(resolver)
+    entries.append(_file(board, "tasks"), "t", {"status": "open", "author": "main", "claimed_by": "w1"}, "Open one")
+    entries.append(_file(board, "tasks"), "t", {"status": "done", "author": "main"}, "Done one")
+    entries.append(_file(board, "context"), "", {"author": "w1"}, "schema v2")
+    entries.append(_file(board, "notes"), "n", {"author": "main", "at": "2026-11-22T10:00:00Z"}, "Chose SQLite")
+    session.start(resolver, "s2", "startup", {"cwd": "/w"})
+    meta = session.end(resolver, "s1", "clear")
+    assert meta is not None
+
+    post = frontmatter.load(resolver.handoff_path("s1"))
+    assert KEYS <= set(post.metadata)
+    assert post["session_id"] == "s1" and post["status"] == "ended" and post["end_reason"] == "clear"
+    assert (post["open_tasks"], post["done_tasks"], post["notes"]) == (1, 1, 1)
+    body = post.content
+    order = ["## Open tasks", "Open one — claimed by w1", "## Tasks done this session", "Done one",
+             "## Shared context", "schema v2", "## Recent notes", "Chose SQLite",
+             "## Sessions still active in this project", "s2"]
+    positions = [body.index(part) for part in order]
+    assert positions == sorted(positions)
+
+
+def test_our_front_matter_reads_the_same_with_python_frontmatter(resolver: PathResolver) -> None:
+    _board(resolver)
+    session.end(resolver, "s1", "other")
+    text = Path(resolver.handoff_path("s1")).read_text()
+    fast, body = handoff.split_front_matter(text)
+    post = frontmatter.loads(text)
+    assert fast == post.metadata and body.strip() == post.content.strip()
+
+
+def test_hand_written_yaml_front_matter_is_read(tmp_path: Path) -> None:
+    text = "---\nsession_id: abc\nended: '2026-11-22T10:00:00Z'\ntags:\n  - a\n---\nbody\n"
+    fields, body = handoff.split_front_matter(text)
+    assert fields == {"session_id": "abc", "ended": "2026-11-22T10:00:00Z", "tags": ["a"]} and body.strip() == "body"
+
+
+def test_unreadable_front_matter_is_treated_as_none() -> None:
+    fields, body = handoff.split_front_matter("---\n: : [\n---\nbody\n")
+    assert fields == {} and "body" in body
+
+
+def test_handoff_is_bounded_and_reads_only_the_tail(resolver: PathResolver) -> None:
+    board = _board(resolver)
+    notes = _file(board, "notes")
+    with open(notes, "a") as handle:  # ~30 MB of old notes, then a recent one
+        chunk = "".join(entries.render(f"n{i}", {"author": "main"}, "x" * 3000) for i in range(1, 1001))
+        for _ in range(10):
+            handle.write(chunk)
+    entries.append(notes, "n", {"author": "main"}, "the most recent note")
+    started = time.perf_counter()
+    text = handoff.build(resolver, session._quiet_read(resolver, "s1") or {})
+    elapsed = time.perf_counter() - started
+    assert len(text.encode()) <= handoff.MAX_HANDOFF_BYTES + 100
+    assert "the most recent note" in text
+    assert elapsed < 2.0  # generous: reading 30 MB whole would still pass, but the size bound would not
+
+
+def test_secrets_never_reach_the_handoff(resolver: PathResolver) -> None:
+    board = _board(resolver)
+    secret = "sk-ant-api03-" + "Z" * 40
+    entries.append(_file(board, "notes"), "n", {"author": "main"}, f"key is {secret}")
+    entries.append(_file(board, "context"), "", {"author": "main"}, f"Bearer {'q' * 30}")
+    session.end(resolver, "s1", "other")
+    text = Path(resolver.handoff_path("s1")).read_text()
+    assert secret not in text and "q" * 30 not in text and "[REDACTED]" in text
+
+
+def _publish(resolver: PathResolver, session_id: str, ended: str) -> bool:
+    fields = {"session_id": session_id, "ended": ended}
+    return handoff.publish_latest(resolver, handoff.dump_front_matter(fields) + f"\nbody of {session_id}\n")
+
+
+def test_latest_is_never_replaced_by_an_older_handoff(resolver: PathResolver) -> None:
+    assert _publish(resolver, "new", "2026-11-22T10:00:05Z")
+    assert not _publish(resolver, "old", "2026-11-22T10:00:01Z")
+    fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "new" and "body of new" in body
+    assert fields["previous_sessions"] == ["old"]  # the late one stays reachable
+
+
+def test_a_newer_handoff_replaces_and_links_the_older(resolver: PathResolver) -> None:
+    _publish(resolver, "a", "2026-11-22T10:00:01Z")
+    _publish(resolver, "b", "2026-11-22T10:00:02Z")
+    _publish(resolver, "c", "2026-11-22T10:00:03Z")
+    fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "c" and fields["previous_sessions"] == ["b", "a"]
+
+
+@pytest.mark.parametrize("order", [("x", "y"), ("y", "x")], ids=["x-first", "y-first"])
+def test_same_second_ties_resolve_the_same_whatever_the_order(resolver: PathResolver, order: tuple) -> None:
+    for session_id in order:
+        _publish(resolver, session_id, "2026-11-22T10:00:00Z")
+    fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "y" and fields["previous_sessions"] == ["x"]

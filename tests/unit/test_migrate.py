@@ -1,0 +1,104 @@
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from blackboard import handoff, migrate
+from blackboard.paths import PathResolver
+
+OLD_NOTES = (
+    "# Session notes\n\n---\n**Session:** old-1\n**Time:** 2026-01-01T00:00:00Z\n\nfirst entry\n\n"
+    "---\n**Session:** old-2\n**Time:** 2026-02-01T00:00:00Z\n\nnewest entry\n\n"
+)
+
+
+def _legacy(resolver: PathResolver) -> dict:
+    board = Path(resolver.project_dir)
+    board.mkdir(parents=True, exist_ok=True)
+    files = {
+        "session-notes.md": OLD_NOTES.encode(),
+        "active-tasks.md": b"- [ ] ship it\n",
+        "shared-context.md": b"binary \xff\xfe bytes kept as they are\n",
+        "blockers.md": b"custom topic\n",
+    }
+    for name, data in files.items():
+        (board / name).write_bytes(data)
+    (board / "notes.txt").write_text("not markdown, not ours to move")
+    return files
+
+
+def test_migration_moves_every_file_byte_for_byte_with_a_manifest(resolver: PathResolver) -> None:
+    files = _legacy(resolver)
+    moved = migrate.migrate_if_needed(resolver)
+    assert sorted(os.path.basename(m.source) for m in moved) == sorted(files)
+    legacy = Path(resolver.get_legacy_dir())
+    for name, data in files.items():
+        assert (legacy / name).read_bytes() == data
+        assert not (Path(resolver.project_dir) / name).exists()
+    assert (Path(resolver.project_dir) / "notes.txt").exists()
+    manifest = json.loads((legacy / "_migration.json").read_text())
+    (run,) = manifest["migrations"]
+    recorded = {r["file"]: r for r in run["files"]}
+    for name, data in files.items():
+        assert recorded[name]["size"] == len(data)
+        assert recorded[name]["sha256"] == hashlib.sha256(data).hexdigest()
+
+
+def test_migration_happens_once(resolver: PathResolver) -> None:
+    _legacy(resolver)
+    assert migrate.migrate_if_needed(resolver)
+    assert migrate.migrate_if_needed(resolver) == []
+    manifest = json.loads((Path(resolver.get_legacy_dir()) / "_migration.json").read_text())
+    assert len(manifest["migrations"]) == 1
+
+
+def test_newer_flat_files_never_overwrite_migrated_ones(resolver: PathResolver) -> None:
+    _legacy(resolver)
+    migrate.migrate_if_needed(resolver)
+    (Path(resolver.project_dir) / "active-tasks.md").write_text("written later by an old plugin\n")
+    migrate.migrate_if_needed(resolver)
+    legacy = Path(resolver.get_legacy_dir())
+    assert (legacy / "active-tasks.md").read_text() == "- [ ] ship it\n"
+    assert (legacy / "active-tasks.2.md").read_text() == "written later by an old plugin\n"
+
+
+def test_dry_run_plan_moves_nothing(resolver: PathResolver) -> None:
+    files = _legacy(resolver)
+    planned = migrate.plan(resolver)
+    assert sorted(os.path.basename(p.destination) for p in planned) == sorted(files)
+    assert all((Path(resolver.project_dir) / name).exists() for name in files)
+
+
+def test_newest_legacy_note_seeds_the_latest_handoff(resolver: PathResolver) -> None:
+    _legacy(resolver)
+    migrate.migrate_if_needed(resolver)
+    fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "old-2" and fields["ended"] == "2026-02-01T00:00:00Z"
+    assert "newest entry" in body and "first entry" not in body
+
+
+def test_an_existing_handoff_is_not_replaced_by_the_seed(resolver: PathResolver) -> None:
+    fields = {"session_id": "real", "ended": "2026-11-01T00:00:00Z"}
+    handoff.publish_latest(resolver, handoff.dump_front_matter(fields) + "real body\n")
+    _legacy(resolver)
+    migrate.migrate_if_needed(resolver)
+    fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "real"
+
+
+def test_global_flat_files_move_to_the_global_legacy_dir_and_seed_nothing(resolver: PathResolver) -> None:
+    global_board = Path(resolver.global_legacy_source)
+    global_board.mkdir(parents=True)
+    (global_board / "session-notes.md").write_text(OLD_NOTES)
+    migrate.migrate_if_needed(resolver)
+    assert (global_board / "_legacy" / "session-notes.md").read_text() == OLD_NOTES
+    assert not os.path.exists(resolver.latest_handoff_path())
+
+
+def test_symlinked_flat_files_are_left_alone(resolver: PathResolver, tmp_path: Path) -> None:
+    Path(resolver.project_dir).mkdir(parents=True)
+    outside = tmp_path / "outside.md"
+    outside.write_text("not ours")
+    (Path(resolver.project_dir) / "link.md").symlink_to(outside)
+    assert migrate.migrate_if_needed(resolver) == []
+    assert outside.read_text() == "not ours"

@@ -1,0 +1,87 @@
+import json
+import os
+from pathlib import Path
+
+from blackboard import handoff, session
+from blackboard.paths import PathResolver
+
+
+def _meta(resolver: PathResolver, session_id: str) -> dict:
+    return json.loads(Path(session.meta_path(resolver, session_id)).read_text())
+
+
+def test_startup_creates_the_board(resolver: PathResolver) -> None:
+    started = session.start(resolver, "s1", "startup", {"cwd": "/w", "transcript_path": "/t.jsonl"}, "4242")
+    names = sorted(os.listdir(started.board_dir))
+    assert names == ["_meta.json", "active-tasks.md", "session-notes.md", "shared-context.md"]
+    meta = _meta(resolver, "s1")
+    assert meta["status"] == "active" and meta["source"] == "startup" and meta["cwd"] == "/w"
+    assert meta["git_branch"] == "main" and meta["claude_pid"] == 4242 and not started.reopened
+    assert resolver.active_session_ids() == ["s1"]
+
+
+def test_resume_of_the_same_id_reopens(resolver: PathResolver) -> None:
+    session.start(resolver, "s1", "startup", {})
+    session.end(resolver, "s1", "prompt_input_exit")
+    started = session.start(resolver, "s1", "resume", {})
+    meta = _meta(resolver, "s1")
+    assert started.reopened and meta["status"] == "active" and meta["ended"] is None
+    assert len(meta["resumed_at"]) == 1 and resolver.active_session_ids() == ["s1"]
+
+
+def test_resume_with_a_new_id_links_the_parent(resolver: PathResolver) -> None:
+    session.start(resolver, "s1", "startup", {})
+    session.end(resolver, "s1", "prompt_input_exit")
+    session.start(resolver, "s2", "resume", {})
+    assert _meta(resolver, "s2")["parent_session_id"] == "s1"
+
+
+def test_clear_links_the_session_that_just_ended_with_clear(resolver: PathResolver) -> None:
+    session.start(resolver, "s1", "startup", {})
+    session.end(resolver, "s1", "clear")
+    session.start(resolver, "s2", "clear", {})
+    assert _meta(resolver, "s2")["parent_session_id"] == "s1"
+
+
+def test_clear_before_the_old_session_finished_ending_still_links_it(resolver: PathResolver) -> None:
+    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s2", "clear", {})
+    assert _meta(resolver, "s2")["parent_session_id"] == "s1"
+
+
+def test_startup_has_no_parent(resolver: PathResolver) -> None:
+    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s2", "startup", {})
+    assert _meta(resolver, "s2")["parent_session_id"] is None
+
+
+def test_compact_keeps_the_same_session(resolver: PathResolver) -> None:
+    session.start(resolver, "s1", "startup", {})
+    started = session.start(resolver, "s1", "compact", {})
+    meta = _meta(resolver, "s1")
+    assert started.reopened and meta["resumed_at"] == [] and meta["status"] == "active"
+
+
+def test_checkpoint_refreshes_a_draft_and_never_ends(resolver: PathResolver) -> None:
+    session.start(resolver, "s1", "startup", {})
+    session.checkpoint(resolver, "s1")
+    assert _meta(resolver, "s1")["status"] == "active"
+    fields, _ = handoff.read_handoff(resolver.handoff_path("s1")) or ({}, "")
+    assert fields["status"] == "active"
+    assert not os.path.exists(resolver.latest_handoff_path())
+
+
+def test_end_marks_ended_and_publishes(resolver: PathResolver) -> None:
+    session.start(resolver, "s1", "startup", {})
+    session.end(resolver, "s1", "logout")
+    meta = _meta(resolver, "s1")
+    assert meta["status"] == "ended" and meta["end_reason"] == "logout" and meta["ended"]
+    assert resolver.active_session_ids() == []
+    fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "s1" and fields["status"] == "ended"
+
+
+def test_events_for_an_unknown_session_write_nothing(resolver: PathResolver) -> None:
+    assert session.checkpoint(resolver, "ghost") is None
+    assert session.end(resolver, "ghost", "other") is None
+    assert not os.path.exists(resolver.project_dir)
