@@ -1,0 +1,102 @@
+"""The hook launcher builds its own virtual environment: from nothing, on change, or fails open."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, Optional
+
+import pytest
+from helpers import REPO, make_git_project, start_payload
+
+DEV_BIN = str(Path(sys.executable).parent)  # holds uv
+
+
+def _plugin_copy(tmp_path: Path, requirements: Optional[str] = None) -> Path:
+    plugin = tmp_path / "plugin"
+    for part in ("hooks", "lib"):
+        shutil.copytree(REPO / part, plugin / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "requirements.txt", plugin / "requirements.txt")
+    if requirements is not None:
+        (plugin / "requirements.txt").write_text(requirements)
+    return plugin
+
+
+def _path_without_uv(tmp_path: Path) -> str:
+    """A PATH with python3, git and the shell tools, and no uv, to exercise the pip route."""
+    only = tmp_path / "bin-no-uv"
+    only.mkdir()
+    (only / "python3").symlink_to(Path(sys.base_prefix) / "bin" / "python3")
+    dirs = [d for d in os.environ["PATH"].split(os.pathsep) if d and not (Path(d) / "uv").exists()]
+    return os.pathsep.join([str(only)] + dirs)
+
+
+def _start(plugin: Path, data: Path, project: Path, path: str, session_id: str = "s1") -> subprocess.CompletedProcess:
+    env: Dict[str, str] = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(plugin), CLAUDE_PLUGIN_DATA=str(data), PATH=path)
+    env.pop("BLACKBOARD_VENV", None)
+    return subprocess.run(
+        [str(plugin / "hooks" / "run"), "session-start"],
+        input=json.dumps(start_payload(session_id, project)).encode(),
+        capture_output=True, env=env, timeout=600,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_git_project(tmp_path / "widget")
+
+
+def _assert_ready(venv: Path, plugin: Path) -> None:
+    assert (venv / ".blackboard-requirements").read_bytes() == (plugin / "requirements.txt").read_bytes()
+    probe = "import click, filelock, frontmatter, yaml"
+    subprocess.run([str(venv / "bin" / "python"), "-c", probe], check=True)
+
+
+def test_first_session_builds_the_environment_with_uv(tmp_path: Path, repo: Path) -> None:
+    plugin, data = _plugin_copy(tmp_path), tmp_path / "data"
+    result = _start(plugin, data, repo, f"{DEV_BIN}{os.pathsep}{os.environ['PATH']}")
+    assert result.returncode == 0 and result.stderr == b""
+    assert "acme/widget" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    _assert_ready(data / "venv", plugin)
+    assert "uv" in (data / "venv.build.log").read_text()
+
+    marker = data / "venv" / "kept"
+    marker.write_text("the next session reuses the environment")
+    assert _start(plugin, data, repo, os.environ["PATH"], "s2").returncode == 0
+    assert marker.exists()
+
+
+@pytest.mark.slow
+def test_first_session_builds_the_environment_with_pip(tmp_path: Path, repo: Path) -> None:
+    plugin, data = _plugin_copy(tmp_path), tmp_path / "data"
+    result = _start(plugin, data, repo, _path_without_uv(tmp_path))
+    assert result.returncode == 0 and result.stderr == b"", result.stderr
+    _assert_ready(data / "venv", plugin)
+    assert "-m venv" in (data / "venv.build.log").read_text()
+
+
+def test_changed_requirements_rebuild_the_environment(tmp_path: Path, repo: Path) -> None:
+    plugin, data = _plugin_copy(tmp_path), tmp_path / "data"
+    path = f"{DEV_BIN}{os.pathsep}{os.environ['PATH']}"
+    assert _start(plugin, data, repo, path).returncode == 0
+    (data / "venv" / "old-build").write_text("x")
+    with open(plugin / "requirements.txt", "a") as handle:
+        handle.write("# a new pin\n")
+    result = _start(plugin, data, repo, path, "s2")
+    assert result.returncode == 0 and result.stderr == b""
+    assert not (data / "venv" / "old-build").exists()
+    _assert_ready(data / "venv", plugin)
+
+
+def test_an_environment_that_cannot_be_built_fails_open(tmp_path: Path, repo: Path) -> None:
+    plugin = _plugin_copy(tmp_path, requirements="blackboard-no-such-package-for-tests==0.0.1\n")
+    data = tmp_path / "data"
+    # pip route, on the base interpreter, which has none of our dependencies installed
+    result = _start(plugin, data, repo, _path_without_uv(tmp_path))
+    assert result.returncode == 0
+    assert len(result.stderr.splitlines()) == 1 and b"could not build" in result.stderr
+    assert not (data / "venv").exists()
+    # The start path needs no third-party module, so the session still gets its board.
+    assert "acme/widget" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]

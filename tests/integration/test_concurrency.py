@@ -1,0 +1,82 @@
+"""Many real hook processes at once: one migration, no lost bytes, the newest handoff wins."""
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import REPO, end_payload, hook_command, start_payload
+
+
+def _spawn(event: str, payload: dict, hook_venv: Path) -> subprocess.Popen:
+    env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(REPO), BLACKBOARD_VENV=str(hook_venv))
+    proc = subprocess.Popen(
+        ["sh", "-c", hook_command(event)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=env,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(payload).encode())
+    return proc
+
+
+def _release(procs: list) -> list:
+    """Close every stdin at once, so the hooks start their work together."""
+    for proc in procs:
+        proc.stdin.close()
+    results = []
+    for proc in procs:
+        with proc:  # closes the pipes
+            out, err = proc.stdout.read(), proc.stderr.read()  # a hook writes at most one line to stderr
+            results.append((proc.wait(60), out, err))
+    return results
+
+
+def test_eight_sessions_starting_at_once_migrate_exactly_once(hook_venv: Path, project: Path, root: Path) -> None:
+    board = root / "acme" / "widget" / ".blackboard"
+    board.mkdir(parents=True)
+    originals = {
+        "session-notes.md": b"---\n**Session:** old\n**Time:** 2026-01-01T00:00:00Z\n\nold note\n" * 2000,
+        "active-tasks.md": os.urandom(256 * 1024),
+        "shared-context.md": "contexte partagé ✓\n".encode() * 500,
+        "decisions.md": b"custom topic\n",
+    }
+    for name, data in originals.items():
+        (board / name).write_bytes(data)
+
+    procs = [_spawn("SessionStart", start_payload(f"s{i}", project), hook_venv) for i in range(8)]
+    results = _release(procs)
+
+    assert [code for code, _, _ in results] == [0] * 8
+    assert all(err == b"" for _, _, err in results), [err for _, _, err in results]
+    assert all(json.loads(out)["hookSpecificOutput"]["additionalContext"] for _, out, _ in results)
+    manifest = json.loads((board / "_legacy" / "_migration.json").read_text())
+    assert len(manifest["migrations"]) == 1
+    for name, data in originals.items():
+        assert (board / "_legacy" / name).read_bytes() == data
+        assert not (board / name).exists()
+    recorded = {r["file"]: r["sha256"] for r in manifest["migrations"][0]["files"]}
+    assert recorded == {name: hashlib.sha256(data).hexdigest() for name, data in originals.items()}
+    assert sorted(os.listdir(board / "sessions")) == sorted(f"s{i}" for i in range(8))
+    assert not (root / "logs").exists()
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_two_sessions_ending_at_once_leave_the_newer_handoff(
+    hook_venv: Path, project: Path, root: Path, attempt: int
+) -> None:
+    ids = [f"a{attempt}", f"b{attempt}"]
+    _release([_spawn("SessionStart", start_payload(i, project), hook_venv) for i in ids])
+    results = _release([_spawn("SessionEnd", end_payload(i, project), hook_venv) for i in ids])
+    assert [code for code, _, _ in results] == [0, 0] and all(err == b"" for _, _, err in results)
+
+    board = root / "acme" / "widget" / ".blackboard"
+    metas = [json.loads((board / "sessions" / i / "_meta.json").read_text()) for i in ids]
+    newer, older = sorted(metas, key=lambda m: (m["ended"], m["session_id"]), reverse=True)
+    latest = (board / "handoff" / "latest-handoff.md").read_text()
+    fields = dict(line.split(": ", 1) for line in latest.split("---\n")[1].strip().splitlines())
+    assert json.loads(fields["session_id"]) == newer["session_id"]
+    assert older["session_id"] in json.loads(fields["previous_sessions"])
+    for i in ids:
+        assert (board / "handoff" / f"handoff-{i}.md").exists()

@@ -1,0 +1,158 @@
+"""The hooks as Claude Code runs them: the hooks.json command in a shell, JSON on stdin."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from helpers import end_payload, start_payload
+
+from blackboard import entries
+
+ROOT_BOARD = ("acme", "widget", ".blackboard")
+
+
+def _board(root: Path) -> Path:
+    return root.joinpath(*ROOT_BOARD)
+
+
+def _meta(root: Path, session_id: str) -> dict:
+    return json.loads((_board(root) / "sessions" / session_id / "_meta.json").read_text())
+
+
+def test_two_sessions_hand_off(run_hook, project: Path, root: Path, tmp_path: Path) -> None:
+    env_file = tmp_path / "session-env.sh"
+    first = run_hook("SessionStart", start_payload("s1", project), env={"CLAUDE_ENV_FILE": str(env_file)})
+    assert first.returncode == 0 and first.stderr == b""
+    assert "No earlier session of acme/widget" in first.context
+    board = _board(root) / "sessions" / "s1"
+    assert env_file.read_text() == f"export BLACKBOARD_SESSION_ID='s1'\nexport BLACKBOARD_DIR='{board}'\n"
+
+    entries.append(str(board / "active-tasks.md"), "t", {"status": "open", "author": "main"}, "finish the parser")
+    entries.append(str(board / "session-notes.md"), "n", {"author": "main"}, "parser uses a state machine")
+    assert run_hook("Stop", {"session_id": "s1", "cwd": str(project), "hook_event_name": "Stop"}).stdout == b""
+    ended = run_hook("SessionEnd", end_payload("s1", project))
+    assert ended.returncode == 0 and ended.stdout == b"" and ended.stderr == b""
+    assert _meta(root, "s1")["status"] == "ended"
+
+    second = run_hook("SessionStart", start_payload("s2", project))
+    assert "From session s1" in second.context and "finish the parser" in second.context
+    assert "parser uses a state machine" in second.context
+
+
+def test_stdout_is_exactly_one_json_object(run_hook, project: Path) -> None:
+    result = run_hook("SessionStart", start_payload("s1", project))
+    data = json.loads(result.stdout)
+    assert list(data) == ["hookSpecificOutput"]
+    assert data["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert len(data["hookSpecificOutput"]["additionalContext"]) < 10_000
+
+
+def test_resume_reopens_and_injects_its_own_board(run_hook, project: Path, root: Path) -> None:
+    run_hook("SessionStart", start_payload("s1", project))
+    board = _board(root) / "sessions" / "s1"
+    entries.append(str(board / "active-tasks.md"), "t", {"status": "open"}, "resume me")
+    run_hook("SessionEnd", end_payload("s1", project))
+    resumed = run_hook("SessionStart", start_payload("s1", project, "resume"))
+    assert "resume me" in resumed.context and "after resume" in resumed.context
+    meta = _meta(root, "s1")
+    assert meta["status"] == "active" and len(meta["resumed_at"]) == 1
+
+
+def test_clear_links_parent(run_hook, project: Path, root: Path) -> None:
+    run_hook("SessionStart", start_payload("s1", project))
+    run_hook("SessionEnd", end_payload("s1", project, reason="clear"))
+    run_hook("SessionStart", start_payload("s2", project, "clear"))
+    assert _meta(root, "s2")["parent_session_id"] == "s1"
+
+
+def test_compact_reinjects_open_tasks(run_hook, project: Path, root: Path) -> None:
+    run_hook("SessionStart", start_payload("s1", project))
+    board = _board(root) / "sessions" / "s1"
+    entries.append(str(board / "active-tasks.md"), "t", {"status": "open"}, "survive compaction")
+    entries.append(str(board / "shared-context.md"), "", {"author": "w"}, "the schema is v3")
+    assert run_hook("PreCompact", {"session_id": "s1", "cwd": str(project), "trigger": "auto"}).stdout == b""
+    compacted = run_hook("SessionStart", start_payload("s1", project, "compact"))
+    assert "survive compaction" in compacted.context and "the schema is v3" in compacted.context
+    assert _meta(root, "s1")["status"] == "active"
+
+
+def _outside_root_snapshot(tmp_path: Path, root: Path) -> set:
+    inside = (str(root), str(root) + os.sep)
+    return {str(p) for p in tmp_path.rglob("*") if not (str(p) == inside[0] or str(p).startswith(inside[1]))}
+
+
+HOSTILE_STDIN = [
+    pytest.param(b"", id="empty"),
+    pytest.param(b"{not json", id="invalid-json"),
+    pytest.param(b"[1, 2, 3]", id="json-array"),
+    pytest.param(b'"just a string"', id="json-string"),
+    pytest.param(b'{"session_id": 42, "cwd": ["x"], "source": {}}', id="wrong-types"),
+    pytest.param(b'{"session_id": "../../../etc/evil"}', id="traversal-id"),
+    pytest.param(b'{"session_id": "/abs/path"}', id="absolute-id"),
+    pytest.param(b'{"session_id": "a\\u0000b"}', id="nul-id"),
+    pytest.param(json.dumps({"session_id": "x" * 10_000}).encode(), id="huge-id"),
+    pytest.param(b"\xff\xfe\x00garbage", id="binary"),
+    pytest.param(b'{"session_id": "ok", "x": "' + b"y" * (3 << 20) + b'"}', id="three-megabytes"),
+]
+
+
+@pytest.mark.parametrize("event", ["SessionStart", "SessionEnd", "Stop", "PreCompact"])
+@pytest.mark.parametrize("stdin", HOSTILE_STDIN)
+def test_hostile_stdin_never_breaks_the_session(run_hook, tmp_path: Path, root: Path, event: str, stdin: bytes) -> None:
+    before = _outside_root_snapshot(tmp_path, root)
+    result = run_hook(event, None, raw=stdin, env={"CLAUDE_CODE_SESSION_ID": "from-env"})
+    assert result.returncode == 0
+    assert len(result.stderr.splitlines()) <= 1
+    if result.stdout:
+        json.loads(result.stdout)
+    assert _outside_root_snapshot(tmp_path, root) == before
+
+
+def test_a_refused_id_is_logged_and_writes_no_session(run_hook, project: Path, root: Path) -> None:
+    result = run_hook("SessionStart", start_payload("../../escape", project))
+    assert result.returncode == 0 and result.stdout == b""
+    assert b"refusing session id" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert "refusing session id" in (root / "logs" / "hooks.log").read_text()
+    assert not (root / "acme").exists()
+
+
+@pytest.mark.parametrize("breakage", ["root-is-a-file", "root-unwritable", "sessions-is-a-file"])
+def test_a_broken_root_never_breaks_the_session(run_hook, project: Path, root: Path, breakage: str) -> None:
+    env: dict = {}
+    if breakage == "root-is-a-file":
+        root.write_text("not a directory")
+    elif breakage == "root-unwritable":
+        # As root, permissions do not stop writes; /proc refuses new directories to everyone.
+        if os.geteuid() == 0:
+            env["BLACKBOARD_ROOT"] = "/proc/blackboard-unwritable"
+        else:
+            root.mkdir()
+            root.chmod(0o500)
+    else:
+        (_board(root)).mkdir(parents=True)
+        (_board(root) / "sessions").write_text("a file where a directory should be")
+    result = run_hook("SessionStart", start_payload("s1", project), env=env)
+    assert result.returncode == 0 and result.stdout == b""
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith(b"blackboard: ")
+
+
+def test_unknown_event_argument_exits_zero(hook_venv: Path, project: Path) -> None:
+    import subprocess
+
+    from helpers import REPO
+
+    proc = subprocess.run(
+        [str(REPO / "hooks" / "run"), "no-such-event"], input=b"{}", capture_output=True,
+        env=dict(os.environ, BLACKBOARD_VENV=str(hook_venv)), timeout=60,
+    )
+    assert proc.returncode == 0 and proc.stdout == b"" and b"unknown hook event" in proc.stderr
+
+
+def test_failures_are_logged_with_a_traceback_and_the_log_is_bounded(run_hook, project: Path, root: Path) -> None:
+    logs = root / "logs"
+    logs.mkdir(parents=True)
+    (logs / "hooks.log").write_text("x" * (2 << 20))
+    run_hook("SessionStart", start_payload("bad/id", project))
+    assert (logs / "hooks.log.1").stat().st_size == 2 << 20
+    assert "Traceback" in (logs / "hooks.log").read_text()
