@@ -29,12 +29,24 @@ def build(venv: str, requirements: str, log) -> None:
     shutil.rmtree(temp, ignore_errors=True)
     uv = shutil.which("uv")
     if uv:
-        steps = [[uv, "venv", "--python", sys.executable, temp],
-                 [uv, "pip", "install", "--python", os.path.join(temp, "bin", "python"), "-r", requirements]]
+        steps = [
+            [uv, "venv", "--python", sys.executable, temp],
+            [uv, "pip", "install", "--python", os.path.join(temp, "bin", "python"), "-r", requirements],
+        ]
     else:
-        steps = [[sys.executable, "-m", "venv", temp],
-                 [os.path.join(temp, "bin", "python"), "-m", "pip", "install", "--disable-pip-version-check",
-                  "-q", "-r", requirements]]
+        steps = [
+            [sys.executable, "-m", "venv", temp],
+            [
+                os.path.join(temp, "bin", "python"),
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "-q",
+                "-r",
+                requirements,
+            ],
+        ]
     try:
         for step in steps:
             log.write(f"$ {' '.join(step)}\n")

@@ -67,7 +67,9 @@ RunHook = Callable[..., HookResult]
 def run_hook(hook_venv: Path, root: Path, isolated_home: Path) -> RunHook:
     """Run a hook exactly as Claude Code does: its hooks.json command through a shell, JSON on stdin."""
 
-    def run(event: str, payload: object, env: Optional[Dict[str, str]] = None, raw: Optional[bytes] = None) -> HookResult:
+    def run(
+        event: str, payload: object, env: Optional[Dict[str, str]] = None, raw: Optional[bytes] = None
+    ) -> HookResult:
         full_env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(REPO), BLACKBOARD_VENV=str(hook_venv))
         full_env.update(env or {})
         stdin = raw if raw is not None else json.dumps(payload).encode()

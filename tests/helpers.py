@@ -8,7 +8,9 @@ from typing import Optional
 REPO = Path(__file__).resolve().parent.parent
 
 
-def make_git_project(path: Path, remote: Optional[str] = "git@github.com:acme/widget.git", branch: str = "main") -> Path:
+def make_git_project(
+    path: Path, remote: Optional[str] = "git@github.com:acme/widget.git", branch: str = "main"
+) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", "-b", branch, str(path)], check=True)
     if remote:

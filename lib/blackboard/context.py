@@ -88,4 +88,3 @@ def fit(head: str, body: str, footer: str, limit: int) -> str:
     marker = f"\n[… {len(body) - max(room, 0)} characters cut; run `blackboard handoff` for the rest]"
     text = f"{head}\n\n{body[: max(room, 0)]}{marker}\n\n{footer}"
     return text[:limit]
-

@@ -72,7 +72,7 @@ def parse_config(text: str) -> Dict[str, str]:
 def _section_name(line: str) -> str:
     inner = line[1 : line.find("]")] if "]" in line else line[1:]
     name, _, sub = inner.strip().partition(" ")
-    return f'{name.lower()} {sub.strip()}' if sub else name.lower()
+    return f"{name.lower()} {sub.strip()}" if sub else name.lower()
 
 
 def _config_value(value: str) -> str:

@@ -13,13 +13,20 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import entries
 from .fsutil import atomic_write, file_lock, read_tail, read_text
-from .meta import Meta, read_meta
+from .meta import Meta, read_meta_or_none
 from .paths import PathResolver
 from .redact import redact
 
 META_KEYS = (
-    "session_id", "org", "project", "status", "started", "ended", "end_reason",
-    "parent_session_id", "git_branch",
+    "session_id",
+    "org",
+    "project",
+    "status",
+    "started",
+    "ended",
+    "end_reason",
+    "parent_session_id",
+    "git_branch",
 )
 MAX_HANDOFF_BYTES = 60 * 1024
 MAX_ITEM_CHARS = 1200
@@ -48,10 +55,11 @@ def split_front_matter(text: str) -> Tuple[Dict[str, Any], str]:
         return _json_front_matter(head), body
     except ValueError:
         import frontmatter  # a person wrote YAML we do not emit; let the real parser read it
+        import yaml
 
         try:
             post = frontmatter.loads(text)
-        except Exception:  # YAML errors come in many types; unreadable front matter is no front matter
+        except (ValueError, yaml.YAMLError):  # unreadable front matter is no front matter
             return {}, text
         return dict(post.metadata), post.content
 
@@ -137,18 +145,9 @@ def active_sessions_section(resolver: PathResolver, exclude: str) -> str:
     for session_id in resolver.active_session_ids():
         if session_id == exclude:
             continue
-        meta = _quiet_meta(resolver, session_id) or {}
-        lines.append(
-            f"- {session_id} (started {meta.get('started', '?')}, branch {meta.get('git_branch') or '?'})"
-        )
+        meta = read_meta_or_none(resolver.meta_path(session_id)) or {}
+        lines.append(f"- {session_id} (started {meta.get('started', '?')}, branch {meta.get('git_branch') or '?'})")
     return f"{ACTIVE_HEADING}\n\n" + ("\n".join(lines) or "_none_") + "\n"
-
-
-def _quiet_meta(resolver: PathResolver, session_id: str) -> Optional[Meta]:
-    try:
-        return read_meta(os.path.join(resolver.get_session_blackboard_dir(session_id), "_meta.json"))
-    except Exception:  # a damaged neighbour must not stop this session's handoff
-        return None
 
 
 def build(resolver: PathResolver, meta: Meta) -> str:

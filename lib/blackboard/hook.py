@@ -3,6 +3,7 @@
 Imports stay minimal on purpose: this runs on every session start (docs/adr/0006).
 """
 
+import contextlib
 import json
 import os
 import sys
@@ -34,22 +35,22 @@ def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Opti
     from .paths import PathResolver
 
     session_id, _ = resolve_session_id(payload.get("session_id"), environ)
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+    cwd = _string(payload.get("cwd")) or os.getcwd()
     resolver = PathResolver.for_cwd(cwd, environ)
     if event == "session-start":
         return _session_start(resolver, session_id, payload, environ)
     if event in ("stop", "pre-compact"):
         session.checkpoint(resolver, session_id)
     elif event == "session-end":
-        reason = payload.get("reason")
-        session.end(resolver, session_id, reason if isinstance(reason, str) else "other")
+        session.end(resolver, session_id, (_string(payload.get("reason")) or "other")[:64])
     return None
 
 
 def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> str:
     from . import context, migrate, session
 
-    source = payload.get("source") if payload.get("source") in session.SOURCES else "startup"
+    source = _string(payload.get("source"))
+    source = source if source in session.SOURCES else "startup"
     migrate.migrate_if_needed(resolver)
     started = session.start(resolver, session_id, source, payload, environ.get("CLAUDE_PID"))
     _export_env(environ.get("CLAUDE_ENV_FILE"), session_id, started.board_dir)
@@ -60,6 +61,10 @@ def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], envi
         text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit)
     output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     return json.dumps(output)
+
+
+def _string(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) and value else None
 
 
 def _export_env(env_file: Optional[str], session_id: str, board_dir: str) -> None:
@@ -95,7 +100,7 @@ def log_failure(event: str, environ: Mapping[str, str]) -> None:
             handle.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {event} pid={os.getpid()}\n")
             handle.write(traceback.format_exc() + "\n")
         where = f"details in {path}"
-    except Exception:
+    except Exception:  # noqa: BLE001 - the log is best effort; the one stderr line still goes out
         pass
     sys.stderr.write(f"blackboard: {event} hook failed: {summary.splitlines()[0] if summary else ''} ({where})\n")
 
@@ -112,8 +117,6 @@ def main(argv: Optional[list] = None) -> int:
             sys.stdout.write(output + "\n")
             sys.stdout.flush()
     except BaseException:  # noqa: BLE001 - a hook must never break the session, whatever happened
-        try:
+        with contextlib.suppress(BaseException):
             log_failure(event, os.environ)
-        except BaseException:
-            pass
     return 0

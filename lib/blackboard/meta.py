@@ -45,6 +45,14 @@ def read_meta(path: str) -> Optional[Meta]:
     return upgrade(data, path)
 
 
+def read_meta_or_none(path: str) -> Optional[Meta]:
+    """Like ``read_meta`` but a damaged file reads as None: for listings that must go on."""
+    try:
+        return read_meta(path)
+    except BlackboardError:
+        return None
+
+
 def upgrade(data: Meta, path: str = "_meta.json") -> Meta:
     """Bring older metadata to the current schema; refuse metadata from a newer plugin."""
     version = data.get("schema_version", 0)

@@ -137,10 +137,18 @@ def _seed_latest_handoff(resolver: PathResolver, moves: List[PlannedMove]) -> No
     if entry is None:
         return
     fields = {
-        "session_id": entry["session"] or "legacy", "org": resolver.project.org,
-        "project": resolver.project.name, "status": "legacy", "started": None,
-        "ended": entry["time"] or None, "end_reason": "migrated", "parent_session_id": None,
-        "git_branch": None, "open_tasks": 0, "done_tasks": 0, "notes": 1,
+        "session_id": entry["session"] or "legacy",
+        "org": resolver.project.org,
+        "project": resolver.project.name,
+        "status": "legacy",
+        "started": None,
+        "ended": entry["time"] or None,
+        "end_reason": "migrated",
+        "parent_session_id": None,
+        "git_branch": None,
+        "open_tasks": 0,
+        "done_tasks": 0,
+        "notes": 1,
     }
     body = (
         "# Handoff migrated from the old flat blackboard\n\n"

@@ -10,7 +10,7 @@ from typing import List, Mapping, NamedTuple, Optional
 
 from .errors import BlackboardError
 from .gitinfo import find_git
-from .ids import validate_session_id
+from .ids import SESSION_ID_PATTERN, validate_session_id
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.*)$")
@@ -30,7 +30,7 @@ def safe_segment(text: str) -> str:
     """A string made safe as one path component: ``a b/../c`` -> ``a_b_.._c``."""
     segment = _UNSAFE.sub("_", text).strip(".") or "_"
     if len(segment) > MAX_SEGMENT:
-        segment = f"{segment[:MAX_SEGMENT - 9]}-{zlib.crc32(text.encode()):08x}"
+        segment = f"{segment[: MAX_SEGMENT - 9]}-{zlib.crc32(text.encode()):08x}"
     return segment
 
 
@@ -127,6 +127,9 @@ class PathResolver:
         """``.../.blackboard/sessions/{session_id}``, refusing unsafe ids."""
         return os.path.join(self.sessions_dir, validate_session_id(session_id))
 
+    def meta_path(self, session_id: str) -> str:
+        return os.path.join(self.get_session_blackboard_dir(session_id), "_meta.json")
+
     def get_handoff_dir(self) -> str:
         return os.path.join(self.project_dir, "handoff")
 
@@ -145,7 +148,7 @@ class PathResolver:
             names = os.listdir(self.active_dir)
         except OSError:
             return []
-        return sorted(n for n in names if not n.startswith("."))
+        return sorted(n for n in names if SESSION_ID_PATTERN.fullmatch(n) and ".." not in n)
 
     def list_session_blackboards(self, status: Optional[str] = None) -> List[SessionEntry]:
         """Every session of the project, newest start first; a corrupt ``_meta.json`` is reported, not fatal."""

@@ -1,12 +1,13 @@
 """A session's lifecycle on disk: start (startup, resume, clear, compact), checkpoint, end."""
 
+import contextlib
 import os
 from typing import Any, Dict, NamedTuple, Optional
 
 from . import entries, handoff
 from .clock import now_iso
 from .fsutil import create_exclusive
-from .meta import Meta, new_meta, read_meta, update_meta, write_meta
+from .meta import Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
 from .paths import PathResolver
 
 SOURCES = ("startup", "resume", "clear", "compact")
@@ -16,10 +17,6 @@ class Started(NamedTuple):
     meta: Meta
     board_dir: str
     reopened: bool
-
-
-def meta_path(resolver: PathResolver, session_id: str) -> str:
-    return os.path.join(resolver.get_session_blackboard_dir(session_id), "_meta.json")
 
 
 def start(
@@ -39,17 +36,27 @@ def start(
 
 
 def _create(
-    resolver: PathResolver, session_id: str, board_dir: str, source: str,
-    payload: Dict[str, Any], parent: Optional[str], claude_pid: Optional[str],
+    resolver: PathResolver,
+    session_id: str,
+    board_dir: str,
+    source: str,
+    payload: Dict[str, Any],
+    parent: Optional[str],
+    claude_pid: Optional[str],
 ) -> Meta:
     os.makedirs(board_dir, exist_ok=True)
     for kind, (name, _) in entries.BOARD_FILES.items():
         create_exclusive(os.path.join(board_dir, name), entries.initial_text(kind, session_id))
     cwd = payload.get("cwd")
     meta = new_meta(
-        session_id, resolver.project.org, resolver.project.name, now_iso(),
-        cwd=cwd if isinstance(cwd, str) else os.getcwd(), git_branch=resolver.project.git_branch,
-        parent_session_id=parent, source=source,
+        session_id,
+        resolver.project.org,
+        resolver.project.name,
+        now_iso(),
+        cwd=cwd if isinstance(cwd, str) else os.getcwd(),
+        git_branch=resolver.project.git_branch,
+        parent_session_id=parent,
+        source=source,
     )
     transcript = payload.get("transcript_path")
     if isinstance(transcript, str):
@@ -83,7 +90,7 @@ def _parent_for(resolver: PathResolver, session_id: str, source: str) -> Optiona
     candidates = []
     for other in resolver.active_session_ids():
         if other != session_id:
-            meta = _quiet_read(resolver, other)
+            meta = read_meta_or_none(resolver.meta_path(other))
             candidates.append((str((meta or {}).get("last_activity") or ""), other))
     if candidates:
         return max(candidates)[1]
@@ -94,28 +101,19 @@ def _str_or_none(value: Any) -> Optional[str]:
     return value if isinstance(value, str) and value else None
 
 
-def _quiet_read(resolver: PathResolver, session_id: str) -> Optional[Meta]:
-    try:
-        return read_meta(meta_path(resolver, session_id))
-    except Exception:
-        return None
-
-
 def _mark_active(resolver: PathResolver, session_id: str) -> None:
     os.makedirs(resolver.active_dir, exist_ok=True)
     create_exclusive(os.path.join(resolver.active_dir, session_id), "")
 
 
 def _unmark_active(resolver: PathResolver, session_id: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(resolver.active_dir, session_id))
-    except FileNotFoundError:
-        pass
 
 
 def checkpoint(resolver: PathResolver, session_id: str) -> Optional[Meta]:
     """Stop/PreCompact: record activity and refresh the draft handoff; never ends the session."""
-    path = meta_path(resolver, session_id)
+    path = resolver.meta_path(session_id)
     if read_meta(path) is None:
         return None
 
@@ -129,7 +127,7 @@ def checkpoint(resolver: PathResolver, session_id: str) -> Optional[Meta]:
 
 def end(resolver: PathResolver, session_id: str, reason: str) -> Optional[Meta]:
     """SessionEnd: mark the session ended, write its final handoff, offer it as the latest."""
-    path = meta_path(resolver, session_id)
+    path = resolver.meta_path(session_id)
     if read_meta(path) is None:
         return None
 

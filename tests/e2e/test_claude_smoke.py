@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers import REPO
 
 pytestmark = pytest.mark.e2e
@@ -29,12 +30,19 @@ def test_plugin_validates(claude: str) -> None:
     assert "Validation passed" in result.stdout + result.stderr
 
 
-def test_a_session_leaves_an_ended_board_and_a_handoff(claude: str, project: Path, root: Path, isolated_home: Path) -> None:
+def test_a_session_leaves_an_ended_board_and_a_handoff(
+    claude: str, project: Path, root: Path, isolated_home: Path
+) -> None:
     # A fresh HOME: the plugin's data directory is empty, so the first hook builds the venv (with uv).
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     result = subprocess.run(
         [claude, "--init-only", "--plugin-dir", str(REPO)],
-        cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
 

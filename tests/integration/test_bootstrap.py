@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Dict, Optional
 
 import pytest
+
 from helpers import REPO, make_git_project, start_payload
 
 DEV_BIN = str(Path(sys.executable).parent)  # holds uv
@@ -39,7 +40,9 @@ def _start(plugin: Path, data: Path, project: Path, path: str, session_id: str =
     return subprocess.run(
         [str(plugin / "hooks" / "run"), "session-start"],
         input=json.dumps(start_payload(session_id, project)).encode(),
-        capture_output=True, env=env, timeout=600,
+        capture_output=True,
+        env=env,
+        timeout=600,
     )
 
 

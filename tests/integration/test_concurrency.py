@@ -7,14 +7,18 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from helpers import REPO, end_payload, hook_command, start_payload
 
 
 def _spawn(event: str, payload: dict, hook_venv: Path) -> subprocess.Popen:
     env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(REPO), BLACKBOARD_VENV=str(hook_venv))
     proc = subprocess.Popen(
-        ["sh", "-c", hook_command(event)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, env=env,
+        ["sh", "-c", hook_command(event)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     assert proc.stdin is not None
     proc.stdin.write(json.dumps(payload).encode())

@@ -5,9 +5,9 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import end_payload, start_payload
 
 from blackboard import entries
+from helpers import end_payload, start_payload
 
 ROOT_BOARD = ("acme", "widget", ".blackboard")
 
@@ -143,8 +143,11 @@ def test_unknown_event_argument_exits_zero(hook_venv: Path, project: Path) -> No
     from helpers import REPO
 
     proc = subprocess.run(
-        [str(REPO / "hooks" / "run"), "no-such-event"], input=b"{}", capture_output=True,
-        env=dict(os.environ, BLACKBOARD_VENV=str(hook_venv)), timeout=60,
+        [str(REPO / "hooks" / "run"), "no-such-event"],
+        input=b"{}",
+        capture_output=True,
+        env=dict(os.environ, BLACKBOARD_VENV=str(hook_venv)),
+        timeout=60,
     )
     assert proc.returncode == 0 and proc.stdout == b"" and b"unknown hook event" in proc.stderr
 

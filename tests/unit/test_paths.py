@@ -3,10 +3,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import make_git_project
 
 from blackboard.errors import BlackboardError
 from blackboard.paths import PathResolver, default_root, identify_project, parse_remote, safe_segment
+from helpers import make_git_project
 
 
 @pytest.mark.parametrize(
@@ -69,11 +69,17 @@ def test_identify_from_a_subdirectory(project: Path) -> None:
 
 
 def test_identify_worktree(project: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@e"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+    }
     subprocess.run(["git", "-C", str(project), "commit", "-q", "--allow-empty", "-m", "x"], check=True, env=env)
-    subprocess.run(["git", "-C", str(project), "worktree", "add", "-q", "-b", "feature", str(tmp_path / "wt")],
-                   check=True, env=env)
+    subprocess.run(
+        ["git", "-C", str(project), "worktree", "add", "-q", "-b", "feature", str(tmp_path / "wt")], check=True, env=env
+    )
     found = identify_project(str(tmp_path / "wt"))
     assert (found.org, found.name, found.git_branch) == ("acme", "widget", "feature")
 

@@ -7,7 +7,7 @@ from blackboard.paths import PathResolver
 
 
 def _meta(resolver: PathResolver, session_id: str) -> dict:
-    return json.loads(Path(session.meta_path(resolver, session_id)).read_text())
+    return json.loads(Path(resolver.meta_path(session_id)).read_text())
 
 
 def test_startup_creates_the_board(resolver: PathResolver) -> None:
