@@ -20,7 +20,7 @@ $(CLAUDE):
 e2e-cli: $(CLAUDE)
 
 demo:
-	$(PYTHON) scripts/demo
+	$(PYTHON) scripts/demo.py
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check lib tests hooks scripts bench

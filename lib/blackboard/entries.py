@@ -8,7 +8,9 @@ heading are escaped with a backslash so any text round-trips unchanged.
 import re
 from typing import Dict, List, NamedTuple, Tuple
 
-from .fsutil import append_text, file_lock, read_tail
+from .clock import now_iso
+from .errors import BlackboardError
+from .fsutil import append_text, file_lock, read_tail, read_text
 
 BOARD_FILES = {
     "tasks": ("active-tasks.md", "Active tasks"),
@@ -18,6 +20,7 @@ BOARD_FILES = {
 _HEADING = re.compile(r"^## (\S+)[ \t]*$")
 _FIELD = re.compile(r"^- ([A-Za-z_][A-Za-z0-9_]*): ?(.*)$")
 _ESCAPED = re.compile(r"^(\\*)## ")
+KEY_PATTERN = re.compile(r"[A-Za-z0-9_]{1,64}")
 _ID_NUMBER = re.compile(r"^## [a-z](\d+)[ \t]*$", re.MULTILINE)
 
 
@@ -78,8 +81,23 @@ def append(path: str, prefix: str, fields: Dict[str, str], body: str) -> str:
         tail, _ = read_tail(path, 256 * 1024)
         numbers = [int(m) for m in _ID_NUMBER.findall(tail)]
         entry_id = f"{prefix}{max(numbers, default=0) + 1}"
-        append_text(path, render(entry_id, fields, body))
+        append_text(path, render(entry_id, _stamped(fields), body))
     return entry_id
+
+
+def append_keyed(path: str, key: str, fields: Dict[str, str], body: str) -> None:
+    """Append an entry under ``key``; BlackboardError if the file already holds that key."""
+    if not KEY_PATTERN.fullmatch(key):
+        raise BlackboardError(f"invalid key {key[:70]!r}: use 1-64 letters, digits or '_'")
+    with file_lock(path):
+        if any(entry.id == key for entry in parse(read_text(path))[0]):
+            raise BlackboardError(f"key {key!r} already exists; pass --replace to overwrite it")
+        append_text(path, render(key, _stamped(fields), body))
+
+
+def _stamped(fields: Dict[str, str]) -> Dict[str, str]:
+    """Every entry records when it was written (UTC)."""
+    return {**fields, "at": fields.get("at") or now_iso()}
 
 
 def _one_line(value: str) -> str:

@@ -70,7 +70,7 @@ def test_compact_reinjects_open_tasks(run_hook, project: Path, root: Path) -> No
     run_hook("SessionStart", start_payload("s1", project))
     board = _board(root) / "sessions" / "s1"
     entries.append(str(board / "active-tasks.md"), "t", {"status": "open"}, "survive compaction")
-    entries.append(str(board / "shared-context.md"), "", {"author": "w"}, "the schema is v3")
+    entries.append_keyed(str(board / "shared-context.md"), "schema", {"author": "w"}, "the schema is v3")
     assert run_hook("PreCompact", {"session_id": "s1", "cwd": str(project), "trigger": "auto"}).stdout == b""
     compacted = run_hook("SessionStart", start_payload("s1", project, "compact"))
     assert "survive compaction" in compacted.context and "the schema is v3" in compacted.context

@@ -1,8 +1,10 @@
+import re
 from pathlib import Path
 
 import pytest
 
 from blackboard import entries
+from blackboard.errors import BlackboardError
 
 
 def test_render_then_parse_round_trips() -> None:
@@ -54,3 +56,22 @@ def test_append_numbers_entries(tmp_path: Path) -> None:
     assert ids == ["n1", "n2", "n3"]
     parsed, _ = entries.parse(Path(path).read_text())
     assert [e.body for e in parsed] == ["note 0", "note 1", "note 2"]
+
+
+def test_every_entry_is_stamped_with_utc_time(tmp_path: Path) -> None:
+    path = str(tmp_path / "session-notes.md")
+    entries.append(path, "n", {"author": "main"}, "x")
+    (entry,), _ = entries.parse(Path(path).read_text())
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", entry.fields["at"])
+
+
+def test_keyed_entries_refuse_duplicates_and_bad_keys(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared-context.md")
+    entries.append_keyed(path, "api_schema", {"author": "w1"}, "v1")
+    with pytest.raises(BlackboardError, match="already exists; pass --replace"):
+        entries.append_keyed(path, "api_schema", {"author": "w2"}, "v2")
+    for bad in ["", "has space", "dash-key", "x" * 65, "../x"]:
+        with pytest.raises(BlackboardError, match="invalid key"):
+            entries.append_keyed(path, bad, {}, "v")
+    parsed, _ = entries.parse(Path(path).read_text())
+    assert [(e.id, e.body) for e in parsed] == [("api_schema", "v1")]

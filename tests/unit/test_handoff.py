@@ -37,7 +37,7 @@ def test_handoff_front_matter_and_sections_in_order(resolver: PathResolver) -> N
     board = _board(resolver)
     entries.append(_file(board, "tasks"), "t", {"status": "open", "author": "main", "claimed_by": "w1"}, "Open one")
     entries.append(_file(board, "tasks"), "t", {"status": "done", "author": "main"}, "Done one")
-    entries.append(_file(board, "context"), "", {"author": "w1"}, "schema v2")
+    entries.append_keyed(_file(board, "context"), "schema", {"author": "w1"}, "schema v2")
     entries.append(_file(board, "notes"), "n", {"author": "main", "at": "2026-11-22T10:00:00Z"}, "Chose SQLite")
     session.start(resolver, "s2", "startup", {"cwd": "/w"})
     meta = session.end(resolver, "s1", "clear")
@@ -104,7 +104,7 @@ def test_secrets_never_reach_the_handoff(resolver: PathResolver) -> None:
     board = _board(resolver)
     secret = "sk-ant-api03-" + "Z" * 40
     entries.append(_file(board, "notes"), "n", {"author": "main"}, f"key is {secret}")
-    entries.append(_file(board, "context"), "", {"author": "main"}, f"Bearer {'q' * 30}")
+    entries.append_keyed(_file(board, "context"), "auth", {"author": "main"}, f"Bearer {'q' * 30}")
     session.end(resolver, "s1", "other")
     text = Path(resolver.handoff_path("s1")).read_text()
     assert secret not in text and "q" * 30 not in text and "[REDACTED]" in text
