@@ -1,6 +1,6 @@
 """Hook entry point: parse stdin, call the library, print the JSON, exit 0 whatever happens.
 
-Imports stay minimal on purpose: this runs on every session start (docs/adr/0006).
+Imports stay minimal on purpose: this runs on every session start (docs/adr/0006-dependency-bootstrap.md).
 """
 
 import contextlib
