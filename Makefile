@@ -23,8 +23,8 @@ demo:
 	$(PYTHON) scripts/demo.py
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check lib tests hooks scripts bench
-	$(VENV)/bin/ruff format --check lib tests hooks scripts bench
+	$(VENV)/bin/ruff check lib tests hooks scripts
+	$(VENV)/bin/ruff format --check lib tests hooks scripts
 	$(VENV)/bin/mypy
 
 unit: $(VENV)/.installed
