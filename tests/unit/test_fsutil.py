@@ -1,0 +1,81 @@
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from blackboard import fsutil
+
+
+def test_atomic_write_replaces_whole_files(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "dir"
+    tmp_path.mkdir()
+    path = tmp_path / "f.txt"
+    fsutil.atomic_write(str(path), "one")
+    fsutil.atomic_write(str(path), b"two")
+    assert path.read_text() == "two" and os.listdir(tmp_path) == ["f.txt"]
+
+
+def test_atomic_write_leaves_the_old_file_and_no_temp_when_it_fails(tmp_path: Path, monkeypatch) -> None:
+    tmp_path = tmp_path / "dir"
+    tmp_path.mkdir()
+    path = tmp_path / "f.txt"
+    path.write_text("old")
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        fsutil.atomic_write(str(path), "new")
+    assert path.read_text() == "old" and os.listdir(tmp_path) == ["f.txt"]
+
+
+def test_create_exclusive_never_overwrites(tmp_path: Path) -> None:
+    path = str(tmp_path / "f")
+    assert fsutil.create_exclusive(path, "first")
+    assert not fsutil.create_exclusive(path, "second")
+    assert Path(path).read_text() == "first"
+
+
+def test_read_tail_skips_the_partial_first_line_and_never_splits_a_character(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_text("ééééé\n" * 1000 + "last line\n")
+    text, cut = fsutil.read_tail(str(path), 100)
+    assert cut and text.endswith("last line\n") and "\ufffd" not in text
+    assert all(line in ("ééééé", "last line", "") for line in text.split("\n"))
+    assert fsutil.read_tail(str(path), 10**9) == (path.read_text(), False)
+    assert fsutil.read_tail(str(tmp_path / "missing"), 10) == ("", False)
+
+
+def _append_many(path: str, tag: int, n: int) -> None:
+    for i in range(n):
+        fsutil.locked_append(path, f"{tag}:{i}:" + "x" * 5000 + "\n")
+
+
+def test_locked_appends_from_many_processes_never_interleave(tmp_path: Path) -> None:
+    path = str(tmp_path / "log")
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_append_many, args=(path, tag, 50)) for tag in range(6)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    lines = Path(path).read_text().splitlines()
+    assert len(lines) == 300 and len(set(lines)) == 300
+    assert all(line.count(":") == 2 and line.endswith("x" * 5000) for line in lines)
+
+
+def test_a_held_lock_times_out_with_a_fix(tmp_path: Path) -> None:
+    from filelock import FileLock
+
+    from blackboard.errors import BlackboardError
+
+    path = str(tmp_path / "f")
+    held = FileLock(path + ".lock")
+    held.acquire()
+    try:
+        with pytest.raises(BlackboardError, match="delete that lock file"), fsutil.file_lock(path, timeout=0.2):
+            pass
+    finally:
+        held.release()
