@@ -57,6 +57,7 @@ def _assert_ready(venv: Path, plugin: Path) -> None:
     subprocess.run([str(venv / "bin" / "python"), "-c", probe], check=True)
 
 
+@pytest.mark.skipif(not shutil.which("uv", path=DEV_BIN), reason="uv comes with the dev tools `make test` installs")
 def test_first_session_builds_the_environment_with_uv(tmp_path: Path, repo: Path) -> None:
     plugin, data = _plugin_copy(tmp_path), tmp_path / "data"
     result = _start(plugin, data, repo, f"{DEV_BIN}{os.pathsep}{os.environ['PATH']}")
