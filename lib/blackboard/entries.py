@@ -5,12 +5,13 @@ text body; docs/adr/0007-board-file-format.md describes it. Body lines that woul
 heading are escaped with a backslash so any text round-trips unchanged.
 """
 
+import os
 import re
-from typing import Dict, List, NamedTuple, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from .clock import now_iso
 from .errors import BlackboardError
-from .fsutil import append_text, file_lock, read_tail, read_text
+from .fsutil import append_text, atomic_write, file_lock, read_tail, read_text
 
 BOARD_FILES = {
     "tasks": ("active-tasks.md", "Active tasks"),
@@ -40,29 +41,39 @@ def initial_text(kind: str, session_id: str) -> str:
     )
 
 
+def _blocks(lines: List[str]) -> List[Tuple[int, int]]:
+    """``(start, end)`` line spans of each ``## `` block."""
+    starts = [i for i, line in enumerate(lines) if line.startswith("## ")]
+    return list(zip(starts, starts[1:] + [len(lines)]))
+
+
+def _parse_block(lines: List[str], start: int, end: int) -> Tuple[Optional[Entry], Optional[str]]:
+    heading = _HEADING.match(lines[start])
+    if not heading:
+        return None, f"line {start + 1}: heading {lines[start][:60]!r} is not '## id'"
+    fields: Dict[str, str] = {}
+    i = start + 1
+    while i < end and lines[i].strip():
+        field = _FIELD.match(lines[i])
+        if not field:
+            return None, f"line {i + 1}: expected '- key: value' or a blank line after the heading"
+        fields[field.group(1)] = field.group(2)
+        i += 1
+    body = "\n".join(_unescape(line) for line in lines[i + 1 : end]).rstrip("\n")
+    return Entry(heading.group(1), fields, body, start + 1), None
+
+
 def parse(text: str) -> Tuple[List[Entry], List[str]]:
     """Entries in file order, and one message per block that could not be read (with its line)."""
+    lines = text.split("\n")
     entries: List[Entry] = []
     problems: List[str] = []
-    lines = text.split("\n")
-    starts = [i for i, line in enumerate(lines) if line.startswith("## ")]
-    for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-        heading = _HEADING.match(lines[start])
-        if not heading:
-            problems.append(f"line {start + 1}: heading {lines[start][:60]!r} is not '## id'")
-            continue
-        fields: Dict[str, str] = {}
-        i = start + 1
-        while i < end and lines[i].strip():
-            field = _FIELD.match(lines[i])
-            if not field:
-                problems.append(f"line {i + 1}: expected '- key: value' or a blank line")
-                break
-            fields[field.group(1)] = field.group(2)
-            i += 1
-        body = "\n".join(_unescape(line) for line in lines[i + 1 : end]).rstrip("\n")
-        entries.append(Entry(heading.group(1), fields, body, start + 1))
+    for start, end in _blocks(lines):
+        entry, problem = _parse_block(lines, start, end)
+        if entry:
+            entries.append(entry)
+        if problem:
+            problems.append(problem)
     return entries, problems
 
 
@@ -93,6 +104,30 @@ def append_keyed(path: str, key: str, fields: Dict[str, str], body: str) -> None
         if any(entry.id == key for entry in parse(read_text(path))[0]):
             raise BlackboardError(f"key {key!r} already exists; pass --replace to overwrite it")
         append_text(path, render(key, _stamped(fields), body))
+
+
+def update(path: str, entry_id: str, change: Callable[[Entry], Optional[Entry]]) -> Entry:
+    """Under the file's lock, replace one entry's block with ``change(entry)``, or remove it on None.
+
+    Every other byte of the file is kept; ``change`` may raise BlackboardError to refuse.
+    """
+    with file_lock(path):
+        lines = read_text(path).split("\n")
+        for start, end in _blocks(lines):
+            entry, _ = _parse_block(lines, start, end)
+            if entry and entry.id == entry_id:
+                new = change(entry)
+                block = _replacement(lines[start:end], new)
+                atomic_write(path, "\n".join(lines[:start] + block + lines[end:]))
+                return new or entry
+    raise BlackboardError(f"no entry {entry_id!r} in {os.path.basename(path)}; list the ids with `blackboard list`")
+
+
+def _replacement(old: List[str], new: Optional[Entry]) -> List[str]:
+    if new is None:
+        return []
+    trailing = len(old) - len("\n".join(old).rstrip("\n").split("\n"))
+    return render(new.id, new.fields, new.body).strip("\n").split("\n") + [""] * trailing
 
 
 def _stamped(fields: Dict[str, str]) -> Dict[str, str]:

@@ -72,8 +72,10 @@ def _export_env(env_file: Optional[str], session_id: str, board_dir: str) -> Non
         return
     from .fsutil import append_text
 
-    lines = f"export BLACKBOARD_SESSION_ID={_quote(session_id)}\nexport BLACKBOARD_DIR={_quote(board_dir)}\n"
-    append_text(env_file, lines)
+    exports = {"BLACKBOARD_SESSION_ID": session_id, "BLACKBOARD_DIR": board_dir}
+    if os.path.exists(os.path.join(sys.prefix, ".blackboard-requirements")):
+        exports["BLACKBOARD_VENV"] = sys.prefix  # so `blackboard` in the Bash tool finds this environment
+    append_text(env_file, "".join(f"export {name}={_quote(value)}\n" for name, value in exports.items()))
 
 
 def _quote(value: str) -> str:

@@ -20,13 +20,15 @@ def _meta(root: Path, session_id: str) -> dict:
     return json.loads((_board(root) / "sessions" / session_id / "_meta.json").read_text())
 
 
-def test_two_sessions_hand_off(run_hook, project: Path, root: Path, tmp_path: Path) -> None:
+def test_two_sessions_hand_off(run_hook, hook_venv: Path, project: Path, root: Path, tmp_path: Path) -> None:
     env_file = tmp_path / "session-env.sh"
     first = run_hook("SessionStart", start_payload("s1", project), env={"CLAUDE_ENV_FILE": str(env_file)})
     assert first.returncode == 0 and first.stderr == b""
     assert "No earlier session of acme/widget" in first.context
     board = _board(root) / "sessions" / "s1"
-    assert env_file.read_text() == f"export BLACKBOARD_SESSION_ID='s1'\nexport BLACKBOARD_DIR='{board}'\n"
+    assert env_file.read_text() == (
+        f"export BLACKBOARD_SESSION_ID='s1'\nexport BLACKBOARD_DIR='{board}'\nexport BLACKBOARD_VENV='{hook_venv}'\n"
+    )
 
     entries.append(str(board / "active-tasks.md"), "t", {"status": "open", "author": "main"}, "finish the parser")
     entries.append(str(board / "session-notes.md"), "n", {"author": "main"}, "parser uses a state machine")

@@ -1,0 +1,345 @@
+"""The ``blackboard`` command: a thin click layer over the library.
+
+Expected failures are BlackboardError (or a usage error) and end as one line on stderr
+with exit status 1; ``--debug`` adds the traceback.
+"""
+
+import json
+import os
+import sys
+from typing import Any, Dict, List, Optional
+
+import click
+
+from .errors import BlackboardError
+
+JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def _board(ctx: click.Context) -> Any:
+    from .board import locate
+
+    return locate(os.environ, os.getcwd(), ctx.obj["session"])
+
+
+def _author(ctx: click.Context) -> str:
+    return ctx.obj["author"] or os.environ.get("BLACKBOARD_AGENT") or "main"
+
+
+def _emit(data: Any, as_json: bool, text: str) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else text)
+
+
+def _entry(entry: Any) -> Dict[str, Any]:
+    return {"id": entry.id, **entry.fields, "text": entry.body}
+
+
+def _warn(problems: List[str], name: str) -> None:
+    for problem in problems:
+        click.echo(f"blackboard: warning: {name} {problem} (block skipped; fix it by hand)", err=True)
+
+
+def _value(value: str) -> str:
+    return click.get_text_stream("stdin").read() if value == "-" else value
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--session", metavar="ID", help="Session to use (default: $BLACKBOARD_SESSION_ID, then the latest).")
+@click.option("--author", metavar="NAME", help="Who is writing (default: $BLACKBOARD_AGENT, else main).")
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.pass_context
+def cli(ctx: click.Context, session: Optional[str], author: Optional[str], debug: bool) -> None:
+    """A per-session blackboard for Claude Code agents: notes, tasks with claims, shared context."""
+    ctx.obj = {"session": session, "author": author, "debug": debug}
+
+
+@cli.command()
+@click.argument("text", nargs=-1, required=True)
+@JSON
+@click.pass_context
+def note(ctx: click.Context, text: tuple, as_json: bool) -> None:
+    """Append a note (a decision, a finding) to session-notes.md. TEXT '-' reads stdin."""
+    board = _board(ctx)
+    note_id = board.note(_value(" ".join(text)), _author(ctx))
+    _emit({"id": note_id, "session_id": board.session_id}, as_json, note_id)
+    _capacity(board)
+
+
+@cli.group()
+def task() -> None:
+    """Tasks in active-tasks.md: add, claim, done, list."""
+
+
+@task.command("add")
+@click.argument("text", nargs=-1, required=True)
+@JSON
+@click.pass_context
+def task_add(ctx: click.Context, text: tuple, as_json: bool) -> None:
+    """Add an open task; prints its id."""
+    board = _board(ctx)
+    task_id = board.add_task(_value(" ".join(text)), _author(ctx))
+    _emit({"id": task_id, "session_id": board.session_id}, as_json, task_id)
+
+
+@task.command("claim")
+@click.argument("task_id")
+@JSON
+@click.pass_context
+def task_claim(ctx: click.Context, task_id: str, as_json: bool) -> None:
+    """Claim a task before working on it; fails if someone else has it."""
+    claimed = _board(ctx).claim_task(task_id, _author(ctx))
+    _emit(_entry(claimed), as_json, f"claimed {claimed.id}: {claimed.body}")
+
+
+@task.command("done")
+@click.argument("task_id")
+@JSON
+@click.pass_context
+def task_done(ctx: click.Context, task_id: str, as_json: bool) -> None:
+    """Mark a task done."""
+    finished = _board(ctx).finish_task(task_id, _author(ctx))
+    _emit(_entry(finished), as_json, f"done {finished.id}: {finished.body}")
+
+
+@task.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Include done tasks.")
+@JSON
+@click.pass_context
+def task_list(ctx: click.Context, show_all: bool, as_json: bool) -> None:
+    """List open and claimed tasks (all with --all)."""
+    board = _board(ctx)
+    tasks, problems = board.entries("tasks")
+    shown = [t for t in tasks if show_all or t.fields.get("status") != "done"]
+    lines = [_task_line(t) for t in shown] or ["(no tasks)"]
+    _emit({"session_id": board.session_id, "tasks": [_entry(t) for t in shown]}, as_json, "\n".join(lines))
+    _warn(problems, "active-tasks.md")
+
+
+def _task_line(task: Any) -> str:
+    status = task.fields.get("status", "open")
+    who = task.fields.get("claimed_by")
+    suffix = f" [{who}]" if who and status != "done" else ""
+    return f"{task.id:<5} {status:<8} {task.body.splitlines()[0] if task.body else ''}{suffix}"
+
+
+@cli.command()
+@click.argument("key")
+@click.argument("value")
+@click.option("--replace", is_flag=True, help="Overwrite an existing key.")
+@JSON
+@click.pass_context
+def post(ctx: click.Context, key: str, value: str, replace: bool, as_json: bool) -> None:
+    """Post VALUE under KEY in shared-context.md for other agents. VALUE '-' reads stdin."""
+    board = _board(ctx)
+    board.post(key, _value(value), _author(ctx), replace)
+    _emit({"key": key, "session_id": board.session_id}, as_json, key)
+
+
+@cli.command()
+@click.argument("key")
+@JSON
+@click.pass_context
+def read(ctx: click.Context, key: str, as_json: bool) -> None:
+    """Print the value posted under KEY."""
+    entry = _board(ctx).read(key)
+    _emit(_entry(entry), as_json, entry.body)
+
+
+@cli.command("claim")
+@click.argument("key")
+@JSON
+@click.pass_context
+def claim_key(ctx: click.Context, key: str, as_json: bool) -> None:
+    """Read and remove KEY; exactly one claimant gets it."""
+    entry = _board(ctx).claim_key(key)
+    _emit(_entry(entry), as_json, entry.body)
+
+
+@cli.command("list")
+@JSON
+@click.pass_context
+def list_keys(ctx: click.Context, as_json: bool) -> None:
+    """List the keys in shared-context.md."""
+    board = _board(ctx)
+    items, problems = board.entries("context")
+    lines = [f"{e.id:<24} {e.fields.get('author', '?'):<14} {_first_line(e.body)}" for e in items] or ["(no keys)"]
+    _emit({"session_id": board.session_id, "entries": [_entry(e) for e in items]}, as_json, "\n".join(lines))
+    _warn(problems, "shared-context.md")
+
+
+def _first_line(text: str, width: int = 60) -> str:
+    line = text.strip().split("\n")[0]
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+@cli.command()
+@click.option("--all-projects", is_flag=True, help="Every project under the root, not just this one.")
+@click.option("--status", type=click.Choice(["active", "ended", "abandoned"]), help="Only sessions in this state.")
+@JSON
+def sessions(all_projects: bool, status: Optional[str], as_json: bool) -> None:
+    """List sessions, newest first."""
+    from . import board as board_module
+    from .paths import PathResolver, default_root
+
+    resolvers = (
+        board_module.all_projects(default_root(os.environ))
+        if all_projects
+        else [PathResolver.for_cwd(os.getcwd(), os.environ)]
+    )
+    rows = [_session_row(r, e) for r in resolvers for e in r.list_session_blackboards(status)]
+    rows.sort(key=lambda row: (row["started"] or "", row["session_id"]), reverse=True)
+    lines = [
+        f"{r['session_id']:<38} {r['status'] or 'corrupt':<9} {r['started'] or '-':<20} {r['ended'] or '-':<20} "
+        f"{r['org']}/{r['project']}"
+        for r in rows
+    ]
+    header = f"{'SESSION':<38} {'STATUS':<9} {'STARTED':<20} {'ENDED':<20} PROJECT"
+    _emit(rows, as_json, "\n".join([header] + lines) if rows else "(no sessions)")
+    for row in rows:
+        if row["error"]:
+            click.echo(f"blackboard: warning: {row['error']}", err=True)
+
+
+def _session_row(resolver: Any, entry: Any) -> Dict[str, Any]:
+    meta = entry.meta or {}
+    return {
+        "session_id": entry.session_id,
+        "status": meta.get("status"),
+        "started": meta.get("started"),
+        "ended": meta.get("ended"),
+        "end_reason": meta.get("end_reason"),
+        "org": resolver.project.org,
+        "project": resolver.project.name,
+        "git_branch": meta.get("git_branch"),
+        "parent_session_id": meta.get("parent_session_id"),
+        "error": entry.error,
+    }
+
+
+@cli.command()
+@click.argument("session_id", required=False)
+@JSON
+@click.pass_context
+def show(ctx: click.Context, session_id: Optional[str], as_json: bool) -> None:
+    """Show one session's board (default: the current session)."""
+    from . import handoff
+
+    if session_id:
+        ctx.obj["session"] = session_id
+    board = _board(ctx)
+    meta = board.meta()
+    tasks, task_problems = board.entries("tasks")
+    context, context_problems = board.entries("context")
+    notes = board.recent_notes(20)
+    data = {
+        "meta": meta,
+        "tasks": [_entry(t) for t in tasks],
+        "context": [_entry(e) for e in context],
+        "notes": [_entry(n) for n in notes],
+        "problems": task_problems + context_problems,
+    }
+    state = {
+        "open": [t for t in tasks if t.fields.get("status") != "done"],
+        "done": [t for t in tasks if t.fields.get("status") == "done"],
+        "context": context,
+        "notes": notes,
+    }
+    head = (
+        f"# Session {board.session_id} ({meta.get('status')}) — {meta.get('org')}/{meta.get('project')}\n"
+        f"started {meta.get('started')}, last activity {meta.get('last_activity')}, "
+        f"branch {meta.get('git_branch') or '?'}\nboard: {board.directory}\n"
+    )
+    _emit(data, as_json, head + "\n" + handoff.render_sections(state, ("open", "done", "context", "notes")))
+    _warn(task_problems, "active-tasks.md")
+    _warn(context_problems, "shared-context.md")
+
+
+@cli.command("handoff")
+@click.argument("session_id", required=False)
+@JSON
+def handoff_command(session_id: Optional[str], as_json: bool) -> None:
+    """Print this project's latest handoff, or the one a given session left."""
+    from . import handoff
+    from .paths import PathResolver
+
+    resolver = PathResolver.for_cwd(os.getcwd(), os.environ)
+    path = resolver.handoff_path(session_id) if session_id else resolver.latest_handoff_path()
+    found = handoff.read_handoff(path)
+    if found is None:
+        raise BlackboardError(f"no handoff at {path}; a session writes one when it ends")
+    text = open(path, encoding="utf-8", errors="replace").read()
+    _emit({"path": path, "fields": found[0], "body": found[1]}, as_json, text.rstrip())
+
+
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Only show what would move.")
+@JSON
+def migrate(dry_run: bool, as_json: bool) -> None:
+    """Move old flat blackboard files into _legacy/ (SessionStart does this by itself)."""
+    from . import migrate as migration
+    from .paths import PathResolver
+
+    resolver = PathResolver.for_cwd(os.getcwd(), os.environ)
+    moves = migration.plan(resolver) if dry_run else migration.migrate_if_needed(resolver)
+    rows = [{"source": m.source, "destination": m.destination, "size": m.size} for m in moves]
+    verb = "would move" if dry_run else "moved"
+    lines = [f"{verb} {r['source']} -> {r['destination']} ({r['size']} bytes)" for r in rows]
+    _emit({"dry_run": dry_run, "moves": rows}, as_json, "\n".join(lines) or "nothing to migrate")
+
+
+@cli.command()
+@JSON
+@click.pass_context
+def where(ctx: click.Context, as_json: bool) -> None:
+    """Show the paths blackboard resolves, and why."""
+    from .paths import PathResolver
+
+    resolver = PathResolver.for_cwd(os.getcwd(), os.environ)
+    root_from = next((n for n in ("BLACKBOARD_ROOT", "MNEMONIC_ROOT") if os.environ.get(n)), "the default")
+    data: Dict[str, Any] = {
+        "root": resolver.root,
+        "root_from": root_from,
+        "org": resolver.project.org,
+        "project": resolver.project.name,
+        "project_from": resolver.project.reason,
+        "project_dir": resolver.project_dir,
+    }
+    try:
+        board = _board(ctx)
+        data.update(session_id=board.session_id, session_from=board.found_by, board_dir=board.directory)
+    except BlackboardError as exc:
+        data.update(session_id=None, session_from=str(exc), board_dir=None)
+    lines = [f"{key:<13} {value}" for key, value in data.items()]
+    _emit(data, as_json, "\n".join(lines))
+
+
+def _capacity(board: Any) -> None:
+    warning = board.capacity_warning()
+    if warning:
+        click.echo(f"blackboard: warning: {warning}", err=True)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the CLI; every failure is one line on stderr and exit status 1."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        result = cli.main(args=args, prog_name="blackboard", standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except click.exceptions.Abort:
+        click.echo("blackboard: aborted", err=True)
+    except click.ClickException as exc:
+        hint = " (see blackboard --help)" if isinstance(exc, click.UsageError) else ""
+        click.echo(f"blackboard: error: {exc.format_message()}{hint}", err=True)
+    except BlackboardError as exc:
+        _fail(str(exc), "--debug" in args)
+    except Exception as exc:  # noqa: BLE001 - anything unexpected still ends as one line
+        _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", "--debug" in args)
+    return 1
+
+
+def _fail(message: str, debug: bool) -> None:
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    click.echo(f"blackboard: error: {message.splitlines()[0] if message else 'failed'}", err=True)
