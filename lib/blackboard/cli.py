@@ -260,15 +260,16 @@ def show(ctx: click.Context, session_id: Optional[str], as_json: bool) -> None:
 def handoff_command(session_id: Optional[str], as_json: bool) -> None:
     """Print this project's latest handoff, or the one a given session left."""
     from . import handoff
+    from .fsutil import read_text
     from .paths import PathResolver
 
     resolver = PathResolver.for_cwd(os.getcwd(), os.environ)
     path = resolver.handoff_path(session_id) if session_id else resolver.latest_handoff_path()
-    found = handoff.read_handoff(path)
-    if found is None:
+    text = read_text(path)
+    if not text:
         raise BlackboardError(f"no handoff at {path}; a session writes one when it ends")
-    text = open(path, encoding="utf-8", errors="replace").read()
-    _emit({"path": path, "fields": found[0], "body": found[1]}, as_json, text.rstrip())
+    fields, body = handoff.split_front_matter(text)
+    _emit({"path": path, "fields": fields, "body": body}, as_json, text.rstrip())
 
 
 @cli.command()
