@@ -9,4 +9,4 @@ if not __package__:
 
 from blackboard.cli import main  # noqa: E402
 
-sys.exit(main())
+main()

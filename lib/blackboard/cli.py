@@ -43,7 +43,29 @@ def _value(value: str) -> str:
     return click.get_text_stream("stdin").read() if value == "-" else value
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Maps every failure to one line on stderr and exit status 1 (click's own usage errors exit 2)."""
+
+    def main(self, args: Any = None, prog_name: Optional[str] = None, **extra: Any) -> Any:  # type: ignore[override]
+        args = list(sys.argv[1:] if args is None else args)
+        extra.pop("standalone_mode", None)
+        code = 1
+        try:
+            result = super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
+            code = result if isinstance(result, int) else 0
+        except click.exceptions.Abort:
+            click.echo("blackboard: aborted", err=True)
+        except click.ClickException as exc:
+            hint = " (see blackboard --help)" if isinstance(exc, click.UsageError) else ""
+            click.echo(f"blackboard: error: {exc.format_message()}{hint}", err=True)
+        except BlackboardError as exc:
+            _fail(str(exc), "--debug" in args)
+        except Exception as exc:  # noqa: BLE001 - anything unexpected still ends as one line
+            _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", "--debug" in args)
+        sys.exit(code)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--session", metavar="ID", help="Session to use (default: $BLACKBOARD_SESSION_ID, then the latest).")
 @click.option("--author", metavar="NAME", help="Who is writing (default: $BLACKBOARD_AGENT, else main).")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
@@ -320,22 +342,9 @@ def _capacity(board: Any) -> None:
         click.echo(f"blackboard: warning: {warning}", err=True)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: Optional[List[str]] = None) -> None:
     """Run the CLI; every failure is one line on stderr and exit status 1."""
-    args = sys.argv[1:] if argv is None else argv
-    try:
-        result = cli.main(args=args, prog_name="blackboard", standalone_mode=False)
-        return result if isinstance(result, int) else 0
-    except click.exceptions.Abort:
-        click.echo("blackboard: aborted", err=True)
-    except click.ClickException as exc:
-        hint = " (see blackboard --help)" if isinstance(exc, click.UsageError) else ""
-        click.echo(f"blackboard: error: {exc.format_message()}{hint}", err=True)
-    except BlackboardError as exc:
-        _fail(str(exc), "--debug" in args)
-    except Exception as exc:  # noqa: BLE001 - anything unexpected still ends as one line
-        _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", "--debug" in args)
-    return 1
+    cli.main(args=argv, prog_name="blackboard")
 
 
 def _fail(message: str, debug: bool) -> None:

@@ -1,0 +1,127 @@
+"""The `blackboard` launcher and its exactly-once guarantees, with real processes at once."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import List
+
+import pytest
+from helpers import REPO
+
+from blackboard import entries, session
+from blackboard.paths import PathResolver
+
+LAUNCHER = str(REPO / "bin" / "blackboard")
+# Each process sleeps until a shared instant, then becomes `blackboard ARGS`.
+AT_ONCE = (
+    "import os, sys, time; time.sleep(max(0.0, float(sys.argv[1]) - time.time())); os.execv(sys.argv[2], sys.argv[2:])"
+)
+
+
+@pytest.fixture
+def env(hook_venv: Path, resolver: PathResolver) -> dict:
+    session.start(resolver, "s1", "startup", {})
+    return dict(os.environ, BLACKBOARD_VENV=str(hook_venv), BLACKBOARD_SESSION_ID="s1")
+
+
+def _at_once(commands: List[List[str]], env: dict, cwd: Path) -> List[subprocess.CompletedProcess]:
+    start = time.time() + 1.5
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", AT_ONCE, str(start), LAUNCHER, *args],
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for args in commands
+    ]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        results.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    return results
+
+
+def test_launcher_runs_the_cli(env: dict, project: Path, resolver: PathResolver) -> None:
+    result = subprocess.run(
+        [LAUNCHER, "task", "add", "from", "bash", "--json"],
+        env=env,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0 and json.loads(result.stdout) == {"id": "t1", "session_id": "s1"}
+    help_text = subprocess.run([LAUNCHER, "--help"], env=env, capture_output=True, text=True, timeout=60)
+    assert help_text.returncode == 0 and "note" in help_text.stdout and "task" in help_text.stdout
+
+
+def test_launcher_through_a_symlink(env: dict, project: Path, tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "blackboard").symlink_to(LAUNCHER)
+    result = subprocess.run(
+        [str(tmp_path / "bin" / "blackboard"), "where", "--json"],
+        env=env,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0 and json.loads(result.stdout)["session_id"] == "s1"
+
+
+def test_launcher_errors_exit_one_with_one_line(env: dict, project: Path) -> None:
+    result = subprocess.run([LAUNCHER, "task", "claim"], env=env, cwd=project, capture_output=True, text=True)
+    assert result.returncode == 1 and result.stdout == "" and len(result.stderr.splitlines()) == 1
+
+
+def test_twelve_claimants_of_one_task_one_wins(env: dict, project: Path, resolver: PathResolver) -> None:
+    board = Path(resolver.get_session_blackboard_dir("s1"))
+    entries.append(str(board / "active-tasks.md"), "t", {"status": "open", "author": "main"}, "the prize")
+    results = _at_once([["--author", f"agent-{i}", "task", "claim", "t1"] for i in range(12)], env, project)
+    winners = [r for r in results if r.returncode == 0]
+    losers = [r for r in results if r.returncode != 0]
+    assert len(winners) == 1 and len(losers) == 11
+    assert all(
+        r.returncode == 1 and "already claimed by" in r.stderr and len(r.stderr.splitlines()) == 1 for r in losers
+    )
+    (task,), _ = entries.parse((board / "active-tasks.md").read_text())
+    winner = winners[0].args[winners[0].args.index("--author") + 1]
+    assert task.fields["claimed_by"] == winner
+
+
+def test_twelve_claimants_of_one_key_one_wins(env: dict, project: Path, resolver: PathResolver) -> None:
+    board = Path(resolver.get_session_blackboard_dir("s1"))
+    entries.append_keyed(str(board / "shared-context.md"), "job", {"author": "main"}, "payload-42")
+    results = _at_once([["claim", "job"] for _ in range(12)], env, project)
+    assert sorted(r.returncode for r in results) == [0] + [1] * 11
+    assert [r.stdout.strip() for r in results if r.returncode == 0] == ["payload-42"]
+    assert entries.parse((board / "shared-context.md").read_text())[0] == []
+
+
+def test_eight_writers_320_notes_each_exactly_once(env: dict, project: Path, resolver: PathResolver) -> None:
+    loop = 'for i in $(seq 1 40); do "$0" --author "w$1" note "note $1-$i" || exit 1; done'
+    start = time.time() + 1.5
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", AT_ONCE, str(start), "/bin/bash", "-c", loop, LAUNCHER, str(w)],
+            env=env,
+            cwd=project,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(8)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+    notes, problems = entries.parse((Path(resolver.get_session_blackboard_dir("s1")) / "session-notes.md").read_text())
+    assert problems == []
+    bodies = [n.body for n in notes]
+    assert sorted(bodies) == sorted(f"note {w}-{i}" for w in range(8) for i in range(1, 41))
+    assert sorted(int(n.id[1:]) for n in notes) == list(range(1, 321))  # ids unique and gapless

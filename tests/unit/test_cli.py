@@ -1,0 +1,219 @@
+"""Every command through click's CliRunner, and every error path as one line with exit 1."""
+
+import json
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+import pytest
+from click.testing import CliRunner
+
+from blackboard import cli, session
+from blackboard.paths import PathResolver
+
+
+@pytest.fixture
+def bb(resolver: PathResolver, project: Path, monkeypatch: pytest.MonkeyPatch):
+    """Run ``blackboard ARGS`` in the project with session s1 started; returns (exit code, stdout, stderr)."""
+    session.start(resolver, "s1", "startup", {"cwd": str(project)})
+    monkeypatch.chdir(project)
+    return run
+
+
+def run(*args: str, stdin: str = "", env: Optional[dict] = None) -> Tuple[int, str, str]:
+    result = CliRunner(mix_stderr=False).invoke(cli.cli, list(args), input=stdin, env=env or {})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def ok(result) -> str:
+    code, out, err = result
+    assert code == 0, err
+    return out
+
+
+def fails(result, *words: str) -> str:
+    code, out, err = result
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and err.startswith("blackboard: error: "), err
+    for word in words:
+        assert word in err
+    return err
+
+
+def test_note_appends_with_author_and_id(bb, resolver: PathResolver) -> None:
+    assert ok(bb("note", "chose", "SQLite")).strip() == "n1"
+    assert json.loads(ok(bb("--author", "worker-1", "note", "second", "--json"))) == {"id": "n2", "session_id": "s1"}
+    text = (Path(resolver.get_session_blackboard_dir("s1")) / "session-notes.md").read_text()
+    assert "## n1\n- author: main\n" in text and "chose SQLite" in text and "- author: worker-1" in text
+
+
+def test_author_from_environment(bb, resolver: PathResolver) -> None:
+    ok(bb("note", "hi", env={"BLACKBOARD_AGENT": "reviewer"}))
+    assert "- author: reviewer" in (Path(resolver.get_session_blackboard_dir("s1")) / "session-notes.md").read_text()
+
+
+def test_note_reads_stdin(bb) -> None:
+    ok(bb("note", "-", stdin="from\nstdin"))
+    data = json.loads(ok(bb("show", "--json")))
+    assert data["notes"][-1]["text"] == "from\nstdin"
+
+
+def test_task_lifecycle(bb) -> None:
+    assert json.loads(ok(bb("task", "add", "write", "docs", "--json")))["id"] == "t1"
+    ok(bb("task", "add", "fix bug"))
+    assert "claimed t1: write docs" in ok(bb("--author", "w1", "task", "claim", "t1"))
+    fails(bb("--author", "w2", "task", "claim", "t1"), "already claimed by w1")
+    listed = json.loads(ok(bb("task", "list", "--json")))["tasks"]
+    assert [(t["id"], t["status"], t.get("claimed_by")) for t in listed] == [
+        ("t1", "claimed", "w1"),
+        ("t2", "open", None),
+    ]
+    assert json.loads(ok(bb("task", "done", "t1", "--json")))["status"] == "done"
+    fails(bb("task", "done", "t1"), "already done")
+    fails(bb("task", "claim", "t1"), "already done")
+    assert "t1" not in ok(bb("task", "list")) and "t1" in ok(bb("task", "list", "--all"))
+    fails(bb("task", "claim", "t9"), "no task 't9'", "task list")
+
+
+def test_keyed_entries(bb) -> None:
+    ok(bb("--author", "explorer", "post", "api_schema", '{"v": 2}'))
+    fails(bb("post", "api_schema", "again"), "already exists", "--replace")
+    ok(bb("post", "api_schema", "v3", "--replace"))
+    assert ok(bb("read", "api_schema")).strip() == "v3"
+    entry = json.loads(ok(bb("read", "api_schema", "--json")))
+    assert entry["id"] == "api_schema" and entry["text"] == "v3" and entry["author"] == "main" and entry["at"]
+    listed = json.loads(ok(bb("list", "--json")))["entries"]
+    assert [e["id"] for e in listed] == ["api_schema"]
+    assert ok(bb("claim", "api_schema")).strip() == "v3"
+    fails(bb("claim", "api_schema"), "no entry 'api_schema'")
+    fails(bb("read", "api_schema"), "no key 'api_schema'")
+
+
+@pytest.mark.parametrize("key", ["has space", "dash-key", "x" * 65, "../etc", "ünï"])
+def test_bad_keys_are_refused(bb, key: str) -> None:
+    fails(bb("post", key, "v"), "invalid key")
+
+
+def test_value_cap_refused_before_writing(bb, resolver: PathResolver) -> None:
+    notes = Path(resolver.get_session_blackboard_dir("s1")) / "session-notes.md"
+    before = notes.read_bytes()
+    fails(bb("note", "x" * 10_001), "over the cap of 10000")
+    fails(bb("post", "k", "x" * 10_001), "over the cap")
+    fails(bb("note", "x" * 11, env={"BLACKBOARD_MAX_VALUE_CHARS": "10"}), "over the cap of 10")
+    fails(bb("note", "   "), "empty")
+    assert notes.read_bytes() == before
+    ok(bb("note", "x" * 10_000))
+
+
+def test_sessions_lists_newest_first(bb, resolver: PathResolver) -> None:
+    session.start(resolver, "s2", "startup", {})
+    session.end(resolver, "s1", "other")
+    rows = json.loads(ok(bb("sessions", "--json")))
+    assert {r["session_id"] for r in rows} == {"s1", "s2"}
+    assert [r["session_id"] for r in json.loads(ok(bb("sessions", "--status", "ended", "--json")))] == ["s1"]
+    assert "SESSION" in ok(bb("sessions"))
+
+
+def test_sessions_across_projects(bb, root: Path) -> None:
+    from blackboard.paths import Project
+
+    other = PathResolver(str(root), Project("acme", "gadget", None, "test"))
+    session.start(other, "g1", "startup", {})
+    assert {r["project"] for r in json.loads(ok(bb("sessions", "--all-projects", "--json")))} == {"widget", "gadget"}
+    assert {r["project"] for r in json.loads(ok(bb("sessions", "--json")))} == {"widget"}
+
+
+def test_sessions_report_corrupt_metadata(bb, resolver: PathResolver) -> None:
+    broken = Path(resolver.get_session_blackboard_dir("broken"))
+    broken.mkdir()
+    (broken / "_meta.json").write_text("{")
+    code, out, err = bb("sessions")
+    assert code == 0 and "broken" in out and "corrupt" in err
+
+
+def test_show_and_its_problems(bb, resolver: PathResolver) -> None:
+    ok(bb("task", "add", "visible"))
+    tasks = Path(resolver.get_session_blackboard_dir("s1")) / "active-tasks.md"
+    tasks.write_text(tasks.read_text() + "\n## mangled heading here\n")
+    code, out, err = bb("show")
+    assert code == 0 and "# Session s1 (active)" in out and "visible" in out
+    assert "line" in err and "mangled" in err
+    data = json.loads(ok(bb("show", "s1", "--json")))
+    assert data["meta"]["session_id"] == "s1" and data["problems"]
+
+
+def test_handoff_command(bb, resolver: PathResolver) -> None:
+    fails(bb("handoff"), "no handoff")
+    session.end(resolver, "s1", "other")
+    assert "# Handoff from session s1" in ok(bb("handoff"))
+    data = json.loads(ok(bb("handoff", "s1", "--json")))
+    assert data["fields"]["session_id"] == "s1" and "Open tasks" in data["body"]
+
+
+def test_migrate_dry_run_then_real(bb, resolver: PathResolver) -> None:
+    (Path(resolver.project_dir) / "session-notes.md").write_text("old\n")
+    planned = json.loads(ok(bb("migrate", "--dry-run", "--json")))
+    assert planned["dry_run"] and planned["moves"][0]["source"].endswith("session-notes.md")
+    assert (Path(resolver.project_dir) / "session-notes.md").exists()
+    assert "moved" in ok(bb("migrate"))
+    assert "nothing to migrate" in ok(bb("migrate"))
+
+
+def test_where_explains_itself(bb, root: Path) -> None:
+    data = json.loads(ok(bb("where", "--json", env={"BLACKBOARD_SESSION_ID": "s1"})))
+    assert data["root"] == str(root) and data["root_from"] == "BLACKBOARD_ROOT"
+    assert (data["org"], data["project"], data["session_id"], data["session_from"]) == (
+        "acme",
+        "widget",
+        "s1",
+        "BLACKBOARD_SESSION_ID",
+    )
+
+
+def test_session_resolution_order(bb, resolver: PathResolver) -> None:
+    session.start(resolver, "s2", "startup", {})
+    session.start(resolver, "s3", "startup", {})
+    env = {"BLACKBOARD_SESSION_ID": "s2", "CLAUDE_CODE_SESSION_ID": "s3"}
+    assert json.loads(ok(bb("--session", "s1", "note", "a", "--json", env=env)))["session_id"] == "s1"
+    assert json.loads(ok(bb("note", "a", "--json", env=env)))["session_id"] == "s2"
+    assert json.loads(ok(bb("note", "a", "--json", env={"CLAUDE_CODE_SESSION_ID": "s3"})))["session_id"] == "s3"
+    assert json.loads(ok(bb("note", "a", "--json", env={"CLAUDE_SESSION_ID": "s1"})))["session_id"] == "s1"
+
+
+def test_without_an_id_the_most_recently_active_session_is_used(bb, resolver: PathResolver) -> None:
+    from blackboard.meta import update_meta
+
+    session.start(resolver, "s2", "startup", {})
+    update_meta(resolver.meta_path("s1"), lambda m: m.update(last_activity="2099-01-01T00:00:00Z"))
+    assert json.loads(ok(bb("note", "a", "--json")))["session_id"] == "s1"
+
+
+def test_a_session_of_another_project_is_found_by_id(bb, root: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # not the project the session belongs to
+    assert json.loads(ok(bb("note", "a", "--json", env={"BLACKBOARD_SESSION_ID": "s1"})))["session_id"] == "s1"
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        pytest.param(["--session", "../x", "note", "a"], ["refusing session id"], id="hostile-session"),
+        pytest.param(
+            ["--session", "nope", "note", "a"], ["has no board", "sessions --all-projects"], id="unknown-session"
+        ),
+        pytest.param(["bogus"], ["No such command", "--help"], id="unknown-command"),
+        pytest.param(["task", "claim"], ["Missing argument", "--help"], id="missing-argument"),
+        pytest.param(["sessions", "--status", "weird"], ["Invalid value"], id="bad-choice"),
+    ],
+)
+def test_errors_are_one_line_with_exit_one(bb, args: List[str], words: List[str]) -> None:
+    fails(bb(*args), *words)
+
+
+def test_no_session_yet(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path / "empty")
+    fails(run("note", "x"), "no session of local/empty-", "--session")
+
+
+def test_debug_shows_the_traceback(bb) -> None:
+    code, _, err = bb("--debug", "--session", "nope", "note", "a")
+    assert code == 1 and "Traceback" in err and err.strip().endswith("sessions --all-projects` lists the sessions")
