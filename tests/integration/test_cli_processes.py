@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import List
 
 import pytest
-from helpers import REPO
 
 from blackboard import entries, session
 from blackboard.paths import PathResolver
+from helpers import REPO
 
 LAUNCHER = str(REPO / "bin" / "blackboard")
 # Each process sleeps until a shared instant, then becomes `blackboard ARGS`.
