@@ -47,23 +47,34 @@ def run_hook(event: str, payload: dict, env: dict) -> str:
     return result.stdout
 
 
-AGENT_WORK = """
-import sys
-sys.path.insert(0, sys.argv[1])
-from blackboard import entries
-board = sys.argv[2]
-entries.append(board + "/active-tasks.md", "t", {"status": "done", "author": "main"}, "Add refresh tokens")
-entries.append(board + "/active-tasks.md", "t", {"status": "open", "author": "main", "claimed_by": "test-writer"},
-               "Cover token expiry with tests")
-entries.append_keyed(board + "/shared-context.md", "token_ttl", {"author": "api-explorer"}, "15 minutes")
-entries.append(board + "/session-notes.md", "n", {"author": "main"}, "Refresh tokens rotate on every use.")
-"""
+def blackboard(env: dict, *args: str) -> None:
+    """Run the plugin's `blackboard` command as an agent would from Claude Code's Bash tool."""
+    print(f"$ blackboard {' '.join(args)}")
+    result = subprocess.run(
+        [str(REPO / "bin" / "blackboard"), *args],
+        env=env,
+        cwd=env["BLACKBOARD_DEMO_CWD"],
+        text=True,
+        capture_output=True,
+    )
+    print((result.stdout + result.stderr).rstrip())
 
 
-def agents_write(board: Path) -> None:
-    """Stand-in for agents writing to their board (the plugin's environment holds the library's deps)."""
-    python = DATA / "venv" / "bin" / "python"
-    subprocess.run([str(python), "-I", "-c", AGENT_WORK, str(REPO / "lib"), str(board)], check=True)
+def agents_write(env: dict, project: Path, env_file: Path) -> None:
+    """The main agent and two subagents use the board; the session comes from CLAUDE_ENV_FILE's exports."""
+    for line in env_file.read_text().splitlines():
+        name, _, value = line[len("export ") :].partition("=")
+        env = dict(env, **{name: value.strip("'")})
+    env["BLACKBOARD_DEMO_CWD"] = str(project)
+    blackboard(env, "task", "add", "Add refresh tokens")
+    blackboard(env, "task", "add", "Cover token expiry with tests")
+    blackboard(env, "task", "claim", "t1")
+    blackboard(env, "task", "done", "t1")
+    blackboard(env, "--author", "test-writer", "task", "claim", "t2")
+    blackboard(env, "--author", "reviewer", "task", "claim", "t2")
+    blackboard(env, "--author", "api-explorer", "post", "token_ttl", "15 minutes")
+    blackboard(env, "note", "Refresh tokens rotate on every use.")
+    blackboard(env, "task", "list")
 
 
 def tree(path: Path, prefix: str = "") -> None:
@@ -101,8 +112,8 @@ def main() -> None:
 
     banner("The agents of session one work on the board")
     one = board / "sessions" / "one"
-    agents_write(one)
-    print((one / "active-tasks.md").read_text())
+    agents_write(env, project, work / "session-env.sh")
+    print(f"\n{one / 'active-tasks.md'}:\n{(one / 'active-tasks.md').read_text()}")
     run_hook("Stop", {"session_id": "one", **common, "hook_event_name": "Stop", "stop_hook_active": False}, env)
 
     banner("Session one ends")
