@@ -47,13 +47,13 @@ def run_hook(event: str, payload: dict, env: dict) -> str:
     return result.stdout
 
 
-def blackboard(env: dict, *args: str) -> None:
+def blackboard(env: dict, cwd: Path, *args: str) -> None:
     """Run the plugin's `blackboard` command as an agent would from Claude Code's Bash tool."""
     print(f"$ blackboard {' '.join(args)}")
     result = subprocess.run(
         [str(REPO / "bin" / "blackboard"), *args],
         env=env,
-        cwd=env["BLACKBOARD_DEMO_CWD"],
+        cwd=cwd,
         text=True,
         capture_output=True,
     )
@@ -65,16 +65,15 @@ def agents_write(env: dict, project: Path, env_file: Path) -> None:
     for line in env_file.read_text().splitlines():
         name, _, value = line[len("export ") :].partition("=")
         env = dict(env, **{name: value.strip("'")})
-    env["BLACKBOARD_DEMO_CWD"] = str(project)
-    blackboard(env, "task", "add", "Add refresh tokens")
-    blackboard(env, "task", "add", "Cover token expiry with tests")
-    blackboard(env, "task", "claim", "t1")
-    blackboard(env, "task", "done", "t1")
-    blackboard(env, "--author", "test-writer", "task", "claim", "t2")
-    blackboard(env, "--author", "reviewer", "task", "claim", "t2")
-    blackboard(env, "--author", "api-explorer", "post", "token_ttl", "15 minutes")
-    blackboard(env, "note", "Refresh tokens rotate on every use.")
-    blackboard(env, "task", "list")
+    blackboard(env, project, "task", "add", "Add refresh tokens")
+    blackboard(env, project, "task", "add", "Cover token expiry with tests")
+    blackboard(env, project, "task", "claim", "t1")
+    blackboard(env, project, "task", "done", "t1")
+    blackboard(env, project, "--author", "test-writer", "task", "claim", "t2")
+    blackboard(env, project, "--author", "reviewer", "task", "claim", "t2")
+    blackboard(env, project, "--author", "api-explorer", "post", "token_ttl", "15 minutes")
+    blackboard(env, project, "note", "Refresh tokens rotate on every use.")
+    blackboard(env, project, "task", "list")
 
 
 def tree(path: Path, prefix: str = "") -> None:
