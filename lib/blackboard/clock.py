@@ -35,3 +35,17 @@ def describe_age(seconds: float) -> str:
             return f"{count} {unit}{'s' if count != 1 else ''}"
     count = max(int(seconds), 0)
     return f"{count} second{'s' if count != 1 else ''}"
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``30d``, ``12h``, ``45m``, ``2w`` or a plain number of seconds; ValueError otherwise."""
+    text = text.strip().lower()
+    unit = _UNITS.get(text[-1:]) if text else None
+    number = text[:-1] if unit else text
+    value = float(number) * (unit or 1)
+    if value < 0 or value != value:
+        raise ValueError(text)
+    return value

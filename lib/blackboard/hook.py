@@ -47,11 +47,12 @@ def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Opti
 
 
 def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> str:
-    from . import context, migrate, session
+    from . import context, migrate, recovery, session
 
     source = _string(payload.get("source"))
     source = source if source in session.SOURCES else "startup"
     migrate.migrate_if_needed(resolver)
+    recovery.recover(resolver, session_id, environ)
     started = session.start(resolver, session_id, source, payload, environ.get("CLAUDE_PID"))
     _export_env(environ.get("CLAUDE_ENV_FILE"), session_id, started.board_dir)
     limit = context.char_limit(environ)

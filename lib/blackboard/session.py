@@ -1,6 +1,5 @@
 """A session's lifecycle on disk: start (startup, resume, clear, compact), checkpoint, end."""
 
-import contextlib
 import os
 from typing import Any, Dict, NamedTuple, Optional
 
@@ -9,6 +8,7 @@ from .clock import now_iso
 from .fsutil import create_exclusive
 from .meta import Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
 from .paths import PathResolver
+from .recovery import host_name, unmark_active
 
 SOURCES = ("startup", "resume", "clear", "compact")
 
@@ -27,7 +27,7 @@ def start(
     path = os.path.join(board_dir, "_meta.json")
     existing = read_meta(path)
     if existing is not None:
-        meta = _reopen(path, source)
+        meta = _reopen(path, source, claude_pid)
     else:
         parent = _parent_for(resolver, session_id, source)
         meta = _create(resolver, session_id, board_dir, source, payload, parent, claude_pid)
@@ -61,20 +61,26 @@ def _create(
     transcript = payload.get("transcript_path")
     if isinstance(transcript, str):
         meta["transcript_path"] = transcript
-    if claude_pid and claude_pid.isdigit():
-        meta["claude_pid"] = int(claude_pid)  # lets a later session tell that this one's process is gone
+    _record_process(meta, claude_pid)
     write_meta(os.path.join(board_dir, "_meta.json"), meta)
     return meta
 
 
-def _reopen(path: str, source: str) -> Meta:
+def _reopen(path: str, source: str, claude_pid: Optional[str]) -> Meta:
     def change(meta: Meta) -> None:
         now = now_iso()
         if meta["status"] != "active" or source == "resume":
             meta["resumed_at"].append(now)
         meta.update(status="active", ended=None, end_reason=None, last_activity=now)
+        _record_process(meta, claude_pid)
 
     return update_meta(path, change)
+
+
+def _record_process(meta: Meta, claude_pid: Optional[str]) -> None:
+    """Remember Claude Code's pid and host, so a later session can tell this one's process is gone."""
+    if claude_pid and claude_pid.isdigit():
+        meta.update(claude_pid=int(claude_pid), host=host_name())
 
 
 def _parent_for(resolver: PathResolver, session_id: str, source: str) -> Optional[str]:
@@ -106,11 +112,6 @@ def _mark_active(resolver: PathResolver, session_id: str) -> None:
     create_exclusive(os.path.join(resolver.active_dir, session_id), "")
 
 
-def _unmark_active(resolver: PathResolver, session_id: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(os.path.join(resolver.active_dir, session_id))
-
-
 def checkpoint(resolver: PathResolver, session_id: str) -> Optional[Meta]:
     """Stop/PreCompact: record activity and refresh the draft handoff; never ends the session."""
     path = resolver.meta_path(session_id)
@@ -136,7 +137,7 @@ def end(resolver: PathResolver, session_id: str, reason: str) -> Optional[Meta]:
         meta.update(status="ended", ended=now, end_reason=reason, last_activity=now)
 
     meta = update_meta(path, change)
-    _unmark_active(resolver, session_id)
+    unmark_active(resolver, session_id)
     text = handoff.write_session_handoff(resolver, meta)
     handoff.publish_latest(resolver, text)
     return meta

@@ -161,3 +161,21 @@ def test_failures_are_logged_with_a_traceback_and_the_log_is_bounded(run_hook, p
     run_hook("SessionStart", start_payload("bad/id", project))
     assert (logs / "hooks.log.1").stat().st_size == 2 << 20
     assert "Traceback" in (logs / "hooks.log").read_text()
+
+
+def test_a_session_killed_without_session_end_is_abandoned_by_the_next_start(
+    run_hook, project: Path, root: Path
+) -> None:
+    import subprocess
+    import sys
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    run_hook("SessionStart", start_payload("killed", project), env={"CLAUDE_PID": str(gone.pid)})
+    board = _board(root) / "sessions" / "killed"
+    entries.append(str(board / "active-tasks.md"), "t", {"status": "open"}, "left mid-way")
+    # no SessionEnd: Ctrl+C
+    second = run_hook("SessionStart", start_payload("next", project), env={"CLAUDE_PID": str(os.getpid())})
+    meta = _meta(root, "killed")
+    assert meta["status"] == "abandoned" and meta["end_reason"].startswith("abandoned: its Claude Code process")
+    assert "From session killed" in second.context and "left mid-way" in second.context

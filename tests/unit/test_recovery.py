@@ -1,0 +1,79 @@
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from blackboard import entries, handoff, recovery, session
+from blackboard.meta import read_meta, update_meta
+from blackboard.paths import PathResolver
+
+
+def _dead_pid() -> str:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return str(proc.pid)
+
+
+def _status(resolver: PathResolver, session_id: str) -> str:
+    return (read_meta(resolver.meta_path(session_id)) or {})["status"]
+
+
+def test_a_session_whose_process_is_gone_is_abandoned_and_handed_off(resolver: PathResolver) -> None:
+    board = session.start(resolver, "old", "startup", {}, claude_pid=_dead_pid()).board_dir
+    entries.append(os.path.join(board, "active-tasks.md"), "t", {"status": "open"}, "unfinished business")
+    assert recovery.recover(resolver, "new", {}) == ["old"]
+    meta = read_meta(resolver.meta_path("old")) or {}
+    assert meta["status"] == "abandoned" and "process" in meta["end_reason"] and meta["ended"]
+    assert "old" not in resolver.active_session_ids()
+    fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "old" and fields["status"] == "abandoned" and "unfinished business" in body
+
+
+def test_a_running_session_is_left_alone(resolver: PathResolver) -> None:
+    session.start(resolver, "live", "startup", {}, claude_pid=str(os.getpid()))
+    assert recovery.recover(resolver, "new", {}) == []
+    assert _status(resolver, "live") == "active"
+
+
+def test_a_pid_from_another_host_is_not_trusted(resolver: PathResolver) -> None:
+    session.start(resolver, "remote", "startup", {}, claude_pid=_dead_pid())
+    update_meta(resolver.meta_path("remote"), lambda m: m.update(host="some-other-machine"))
+    assert recovery.recover(resolver, "new", {}) == []
+
+
+@pytest.mark.parametrize(("limit", "abandoned"), [("1h", True), ("3h", False)])
+def test_inactivity_beyond_the_limit_abandons(resolver: PathResolver, limit: str, abandoned: bool) -> None:
+    session.start(resolver, "idle", "startup", {})
+    two_hours_ago = (datetime.now(timezone.utc) - timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    update_meta(resolver.meta_path("idle"), lambda m: m.update(last_activity=two_hours_ago))
+    assert recovery.recover(resolver, "new", {"BLACKBOARD_ABANDON_AFTER": limit}) == (["idle"] if abandoned else [])
+    assert _status(resolver, "idle") == ("abandoned" if abandoned else "active")
+
+
+def test_the_current_session_is_never_abandoned(resolver: PathResolver) -> None:
+    session.start(resolver, "me", "startup", {}, claude_pid=_dead_pid())
+    assert recovery.recover(resolver, "me", {}) == []
+
+
+def test_abandoning_twice_happens_once(resolver: PathResolver) -> None:
+    session.start(resolver, "old", "startup", {}, claude_pid=_dead_pid())
+    assert recovery.abandon(resolver, "old", "test")
+    assert not recovery.abandon(resolver, "old", "test")
+
+
+def test_stale_markers_are_removed(resolver: PathResolver) -> None:
+    session.start(resolver, "gone", "startup", {})
+    session.end(resolver, "gone", "other")
+    Path(resolver.active_dir, "gone").touch()  # a marker a crash left behind
+    Path(resolver.active_dir, "never-existed").touch()
+    recovery.recover(resolver, "new", {})
+    assert resolver.active_session_ids() == []
+
+
+def test_resume_records_the_new_process(resolver: PathResolver) -> None:
+    session.start(resolver, "s1", "startup", {}, claude_pid="111")
+    session.start(resolver, "s1", "resume", {}, claude_pid="222")
+    assert (read_meta(resolver.meta_path("s1")) or {})["claude_pid"] == 222
