@@ -13,6 +13,7 @@ import sys
 import time
 
 STAMP = ".blackboard-requirements"
+DEADLINE_SECONDS = 240  # under the SessionStart hook's timeout in hooks/hooks.json
 
 
 def ready(venv: str, requirements: str) -> bool:
@@ -25,8 +26,12 @@ def ready(venv: str, requirements: str) -> bool:
 
 
 def build(venv: str, requirements: str, log) -> None:
+    parent, name = os.path.split(os.path.abspath(venv))
+    for leftover in os.listdir(parent):  # from a build that was killed (we hold the lock)
+        if leftover.startswith((f"{name}.building-", f"{name}.old-")):
+            shutil.rmtree(os.path.join(parent, leftover), ignore_errors=True)
     temp = f"{venv}.building-{os.getpid()}"
-    shutil.rmtree(temp, ignore_errors=True)
+    deadline = time.monotonic() + DEADLINE_SECONDS
     uv = shutil.which("uv")
     if uv:
         steps = [
@@ -51,7 +56,8 @@ def build(venv: str, requirements: str, log) -> None:
         for step in steps:
             log.write(f"$ {' '.join(step)}\n")
             log.flush()
-            subprocess.run(step, check=True, stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=600)
+            remaining = max(deadline - time.monotonic(), 1)
+            subprocess.run(step, check=True, stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=remaining)
         shutil.copyfile(requirements, os.path.join(temp, STAMP))
         old = f"{venv}.old-{os.getpid()}"
         if os.path.exists(venv):

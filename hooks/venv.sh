@@ -8,7 +8,8 @@ if [ -x "$venv/bin/python" ] && [ -f "$venv/.blackboard-requirements" ] &&
   python="$venv/bin/python"
 fi
 
-# Build the environment (under a lock, once); on failure fall back to the machine's python3.
+# Build the environment (under a lock, once). On failure fall back to the machine's python3
+# and set $build_failed: bootstrap.py has already said so in its one line on stderr.
 build_venv() {
   local system
   system="$(command -v python3 || command -v python)"
@@ -17,5 +18,15 @@ build_venv() {
     python="$venv/bin/python"
   else
     python="$system"
+    build_failed=1
+  fi
+}
+
+# Without time to build: an older environment of ours still beats the machine's python3.
+fallback_python() {
+  if [ -x "$venv/bin/python" ] && [ -f "$venv/.blackboard-requirements" ]; then
+    python="$venv/bin/python"
+  else
+    python="$(command -v python3 || command -v python)"
   fi
 }

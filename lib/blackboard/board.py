@@ -7,10 +7,10 @@ from . import entries
 from .clock import age_seconds, now_iso
 from .entries import Entry
 from .errors import BlackboardError
-from .fsutil import read_tail, read_text
+from .fsutil import read_text
 from .ids import ENV_VARS, validate_session_id
 from .meta import Meta, read_meta, read_meta_or_none, update_meta
-from .paths import PathResolver, Project
+from .paths import PathResolver
 
 DEFAULT_MAX_VALUE_CHARS = 10_000
 CAPACITY_WARNING_BYTES = 20 * 1024 * 1024
@@ -67,9 +67,7 @@ class Board:
     def post(self, key: str, value: str, author: str, replace: bool = False) -> None:
         """Add a keyed entry; an existing key is an error unless ``replace``."""
         check_value(value)
-        if replace:
-            self._remove_if_present(key)
-        entries.append_keyed(self.path("context"), key, {"author": author}, value)
+        entries.put(self.path("context"), key, {"author": author}, value, replace)
         self._touch()
 
     def read(self, key: str) -> Entry:
@@ -89,10 +87,7 @@ class Board:
         return entries.parse(read_text(self.path(kind)))
 
     def recent_notes(self, limit: int) -> List[Entry]:
-        text, cut = read_tail(self.path("notes"), 256 * 1024)
-        if cut:
-            text = text[text.find("\n## ") + 1 :] if "\n## " in text else ""
-        return entries.parse(text)[0][-limit:]
+        return entries.read_tail_entries(self.path("notes"), 256 * 1024)[-limit:]
 
     def capacity_warning(self) -> Optional[str]:
         for kind in entries.BOARD_FILES:
@@ -117,13 +112,6 @@ class Board:
             raise
         self._touch()
         return result
-
-    def _remove_if_present(self, key: str) -> None:
-        try:
-            entries.update(self.path("context"), key, lambda entry: None)
-        except BlackboardError as exc:
-            if not str(exc).startswith("no entry"):
-                raise
 
     def _touch(self) -> None:
         """Record activity, at most once a minute so busy agents do not contend on the metadata lock."""
@@ -164,12 +152,11 @@ def locate(environ: Mapping[str, str], cwd: str, explicit: Optional[str] = None)
 
 
 def _find(resolver: PathResolver, session_id: str, source: str) -> Board:
-    if os.path.exists(resolver.meta_path(session_id)):
+    owner = resolver.owner_of(session_id)
+    if owner is resolver:
         return Board(resolver, session_id, source)
-    # The agent may have changed directory into another project: look the id up everywhere.
-    for other in all_projects(resolver.root):
-        if os.path.exists(other.meta_path(session_id)):
-            return Board(other, session_id, f"{source} (found in {other.project.org}/{other.project.name})")
+    if owner is not None:  # the agent changed directory into another project
+        return Board(owner, session_id, f"{source} (found in {owner.project.org}/{owner.project.name})")
     raise BlackboardError(
         f"session {session_id} (from {source}) has no board under {resolver.root}; "
         "`blackboard sessions --all-projects` lists the sessions"
@@ -188,20 +175,3 @@ def _latest(resolver: PathResolver) -> Board:
         raise BlackboardError(f"no session of {name} yet; start Claude Code here or pass --session ID")
     newest = max(live, key=lambda m: (str(m.get("last_activity") or ""), str(m.get("started") or "")))
     return Board(resolver, newest["session_id"], found_by)
-
-
-def all_projects(root: str) -> List[PathResolver]:
-    """A resolver for every project that has a board under ``root``."""
-    resolvers = []
-    for org in _subdirs(root):
-        for name in _subdirs(os.path.join(root, org)):
-            if os.path.isdir(os.path.join(root, org, name, ".blackboard")):
-                resolvers.append(PathResolver(root, Project(org, name, None, "found under the root")))
-    return resolvers
-
-
-def _subdirs(path: str) -> List[str]:
-    try:
-        return sorted(e.name for e in os.scandir(path) if e.is_dir(follow_symlinks=False) and e.name[0] != ".")
-    except OSError:
-        return []

@@ -200,13 +200,11 @@ def _first_line(text: str, width: int = 60) -> str:
 @JSON
 def sessions(all_projects: bool, status: Optional[str], as_json: bool) -> None:
     """List sessions, newest first."""
-    from . import board as board_module
     from .paths import PathResolver, default_root
+    from .paths import all_projects as every_project
 
     resolvers = (
-        board_module.all_projects(default_root(os.environ))
-        if all_projects
-        else [PathResolver.for_cwd(os.getcwd(), os.environ)]
+        every_project(default_root(os.environ)) if all_projects else [PathResolver.for_cwd(os.getcwd(), os.environ)]
     )
     rows = [_session_row(r, e) for r in resolvers for e in r.list_session_blackboards(status)]
     rows.sort(key=lambda row: (row["started"] or "", row["session_id"]), reverse=True)
@@ -260,12 +258,8 @@ def show(ctx: click.Context, session_id: Optional[str], as_json: bool) -> None:
         "notes": [_entry(n) for n in notes],
         "problems": task_problems + context_problems,
     }
-    state = {
-        "open": [t for t in tasks if t.fields.get("status") != "done"],
-        "done": [t for t in tasks if t.fields.get("status") == "done"],
-        "context": context,
-        "notes": notes,
-    }
+    open_tasks, done_tasks = handoff.split_tasks(tasks)
+    state = {"open": open_tasks, "done": done_tasks, "context": context, "notes": notes}
     head = (
         f"# Session {board.session_id} ({meta.get('status')}) — {meta.get('org')}/{meta.get('project')}\n"
         f"started {meta.get('started')}, last activity {meta.get('last_activity')}, "

@@ -79,12 +79,18 @@ def for_own_board(resolver: PathResolver, session_id: str, compact: bool, limit:
 
 
 def fit(head: str, body: str, footer: str, limit: int) -> str:
-    """Join the parts, redacted, cutting the body with a visible marker to stay within ``limit``."""
+    """Join the parts, redacted; the body is cut with a visible marker so the whole fits ``limit``.
+
+    The header (where the data came from) and the footer (the live session list and how to use
+    the board) are kept whole; only the body gives way.
+    """
     head, body, footer = redact(head), redact(body.strip()), redact(footer)
     text = f"{head}\n\n{body}\n\n{footer}" if body else f"{head}\n\n{footer}"
     if len(text) <= limit:
         return text
-    room = limit - len(head) - len(footer) - 120
-    marker = f"\n[… {len(body) - max(room, 0)} characters cut; run `blackboard handoff` for the rest]"
-    text = f"{head}\n\n{body[: max(room, 0)]}{marker}\n\n{footer}"
-    return text[:limit]
+    marker = f"\n[… {len(body)} characters cut; run `blackboard handoff` for the rest]"
+    room = limit - len(head) - len(footer) - len(marker) - 4
+    if room < 0:  # not even the frame fits: keep the start of it
+        return text[: limit - 1] + "…"
+    marker = f"\n[… {len(body) - room} characters cut; run `blackboard handoff` for the rest]"
+    return f"{head}\n\n{body[:room]}{marker}\n\n{footer}"

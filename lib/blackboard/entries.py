@@ -77,6 +77,14 @@ def parse(text: str) -> Tuple[List[Entry], List[str]]:
     return entries, problems
 
 
+def read_tail_entries(path: str, max_bytes: int) -> List[Entry]:
+    """The entries in the last ``max_bytes`` of a file, starting at the first whole entry."""
+    text, cut = read_tail(path, max_bytes)
+    if cut:
+        text = text[text.find("\n## ") + 1 :] if "\n## " in text else ""
+    return parse(text)[0]
+
+
 def render(entry_id: str, fields: Dict[str, str], body: str) -> str:
     """One entry as markdown, ending with a blank line."""
     lines = [f"## {entry_id}"]
@@ -89,21 +97,26 @@ def render(entry_id: str, fields: Dict[str, str], body: str) -> str:
 def append(path: str, prefix: str, fields: Dict[str, str], body: str) -> str:
     """Append a new entry with the next ``{prefix}{n}`` id under the file's lock; returns the id."""
     with file_lock(path):
-        tail, _ = read_tail(path, 256 * 1024)
-        numbers = [int(m) for m in _ID_NUMBER.findall(tail)]
-        entry_id = f"{prefix}{max(numbers, default=0) + 1}"
+        entry_id = f"{prefix}{_last_number(path) + 1}"
         append_text(path, render(entry_id, _stamped(fields), body))
     return entry_id
 
 
-def append_keyed(path: str, key: str, fields: Dict[str, str], body: str) -> None:
-    """Append an entry under ``key``; BlackboardError if the file already holds that key."""
+def put(path: str, key: str, fields: Dict[str, str], body: str, replace: bool = False) -> None:
+    """Write the entry ``key`` under the file's lock; an existing key is an error unless ``replace``."""
     if not KEY_PATTERN.fullmatch(key):
         raise BlackboardError(f"invalid key {key[:70]!r}: use 1-64 letters, digits or '_'")
+    new = Entry(key, _stamped(fields), body, 0)
     with file_lock(path):
-        if any(entry.id == key for entry in parse(read_text(path))[0]):
-            raise BlackboardError(f"key {key!r} already exists; pass --replace to overwrite it")
-        append_text(path, render(key, _stamped(fields), body))
+        lines = read_text(path).split("\n")
+        for start, end in _blocks(lines):
+            entry, _ = _parse_block(lines, start, end)
+            if entry and entry.id == key:
+                if not replace:
+                    raise BlackboardError(f"key {key!r} already exists; pass --replace to overwrite it")
+                atomic_write(path, "\n".join(lines[:start] + _replacement(lines[start:end], new) + lines[end:]))
+                return
+        append_text(path, render(key, new.fields, body))
 
 
 def update(path: str, entry_id: str, change: Callable[[Entry], Optional[Entry]]) -> Entry:
@@ -128,6 +141,17 @@ def _replacement(old: List[str], new: Optional[Entry]) -> List[str]:
         return []
     trailing = len(old) - len("\n".join(old).rstrip("\n").split("\n"))
     return render(new.id, new.fields, new.body).strip("\n").split("\n") + [""] * trailing
+
+
+def _last_number(path: str) -> int:
+    """The highest ``## x{n}`` id near the end of the file, reading further back until one is found."""
+    size = 256 * 1024
+    while True:
+        tail, cut = read_tail(path, size)
+        numbers = [int(m) for m in _ID_NUMBER.findall(tail)]
+        if numbers or not cut:
+            return max(numbers, default=0)
+        size *= 4
 
 
 def _stamped(fields: Dict[str, str]) -> Dict[str, str]:

@@ -2,7 +2,7 @@
 
 import contextlib
 import os
-from typing import Iterator, Union
+from typing import Any, ContextManager, Iterator, Union
 
 LOCK_TIMEOUT_SECONDS = 30.0
 
@@ -38,20 +38,50 @@ def create_exclusive(path: str, data: str) -> bool:
 
 @contextlib.contextmanager
 def file_lock(path: str, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
-    """Hold an exclusive ``filelock`` lock on ``path + '.lock'`` (imported only when needed)."""
-    from filelock import FileLock, Timeout
+    """Hold an exclusive lock on ``path + '.lock'``.
 
+    ``filelock`` is imported only here, when a read-modify-write needs it. Without it (the
+    plugin's environment could not be built) the same ``flock`` on the same file is taken
+    with ``fcntl``, so both kinds of process still exclude each other.
+    """
     from .errors import BlackboardError
 
-    lock = FileLock(path + ".lock", timeout=timeout)
+    lock: ContextManager[Any]
+    try:
+        from filelock import FileLock
+    except ImportError:
+        lock = _flock(path + ".lock", timeout)
+    else:
+        lock = FileLock(path + ".lock", timeout=timeout)
     try:
         with lock:
             yield
-    except Timeout:
+    except TimeoutError:  # filelock.Timeout is one
         raise BlackboardError(
             f"timed out after {timeout:.0f}s waiting for {path}.lock; "
             "if no blackboard process is running, delete that lock file"
         ) from None
+
+
+@contextlib.contextmanager
+def _flock(lock_path: str, timeout: float) -> Iterator[None]:
+    import fcntl
+    import time
+
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(lock_path) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
 
 
 def append_text(path: str, text: str) -> None:
@@ -64,12 +94,6 @@ def append_text(path: str, text: str) -> None:
             written += os.write(fd, payload[written:])
     finally:
         os.close(fd)
-
-
-def locked_append(path: str, text: str) -> None:
-    """Append ``text`` to ``path`` while holding its lock."""
-    with file_lock(path):
-        append_text(path, text)
 
 
 def read_tail(path: str, max_bytes: int) -> "tuple[str, bool]":
@@ -86,6 +110,15 @@ def read_tail(path: str, max_bytes: int) -> "tuple[str, bool]":
         # Drop the partial first line so a multi-byte character is never split.
         data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""
     return data.decode("utf-8", errors="replace"), start > 0
+
+
+def read_head(path: str, max_bytes: int) -> str:
+    """The first ``max_bytes`` of a file as text; empty when it does not exist."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(max_bytes).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 def read_text(path: str) -> str:

@@ -12,7 +12,8 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import entries
-from .fsutil import atomic_write, file_lock, read_tail, read_text
+from .clock import parse_iso
+from .fsutil import atomic_write, file_lock, read_head
 from .meta import Meta, read_meta_or_none
 from .paths import PathResolver
 from .redact import redact
@@ -30,16 +31,18 @@ META_KEYS = (
 )
 MAX_HANDOFF_BYTES = 60 * 1024
 MAX_ITEM_CHARS = 1200
-MAX_NOTES = 12
+MAX_ITEMS = {"open": 100, "done": 50, "context": 50, "notes": 12, "active": 10}
 MAX_PREVIOUS = 10
-TAIL_BYTES = {"tasks": 512 * 1024, "context": 256 * 1024, "notes": 96 * 1024}
+MAX_HANDOFF_READ = 512 * 1024
+TAIL_BYTES = {"tasks": 256 * 1024, "context": 128 * 1024, "notes": 96 * 1024}
 ACTIVE_HEADING = "## Sessions still active in this project"
 _NOTE_NUMBER = re.compile(r"^n(\d+)$")
 
 
 def dump_front_matter(fields: Dict[str, Any]) -> str:
     """``---`` delimited front matter with one JSON scalar per key (valid YAML)."""
-    lines = [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in fields.items()]
+    # default=str: a date a person wrote as bare YAML comes back from PyYAML as a datetime
+    lines = [f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}" for key, value in fields.items()]
     return "---\n" + "\n".join(lines) + "\n---\n"
 
 
@@ -75,46 +78,51 @@ def _json_front_matter(head: str) -> Dict[str, Any]:
 
 
 def read_handoff(path: str) -> Optional[Tuple[Dict[str, Any], str]]:
-    """``(fields, body)`` of the handoff at ``path``, or None when there is none."""
-    text = read_text(path)
+    """``(fields, body)`` of the handoff at ``path`` (its first 512 KiB), or None when there is none."""
+    text = read_head(path, MAX_HANDOFF_READ)
     return split_front_matter(text) if text else None
 
 
 def board_state(board_dir: str) -> Dict[str, Any]:
     """Open and done tasks, shared context and recent notes of a session, read from file tails."""
-    tasks, _ = _read_entries(board_dir, "tasks")
-    context, _ = _read_entries(board_dir, "context")
-    notes, _ = _read_entries(board_dir, "notes")
+    tasks, context, notes = (
+        entries.read_tail_entries(os.path.join(board_dir, entries.BOARD_FILES[kind][0]), TAIL_BYTES[kind])
+        for kind in ("tasks", "context", "notes")
+    )
     last_number = max((int(m.group(1)) for n in notes if (m := _NOTE_NUMBER.match(n.id))), default=0)
+    open_tasks, done_tasks = split_tasks(tasks)
     return {
-        "open": [t for t in tasks if t.fields.get("status", "open") != "done"],
-        "done": [t for t in tasks if t.fields.get("status") == "done"],
+        "open": open_tasks,
+        "done": done_tasks,
         "context": context,
-        "notes": notes[-MAX_NOTES:],
+        "notes": notes[-MAX_ITEMS["notes"] :],
         "note_count": max(last_number, len(notes)),
     }
 
 
-def _read_entries(board_dir: str, kind: str) -> Tuple[List[entries.Entry], bool]:
-    path = os.path.join(board_dir, entries.BOARD_FILES[kind][0])
-    text, cut = read_tail(path, TAIL_BYTES[kind])
-    if cut:
-        text = text[text.find("\n## ") + 1 :] if "\n## " in text else ""
-    return entries.parse(text)[0], cut
+def split_tasks(tasks: List[entries.Entry]) -> Tuple[List[entries.Entry], List[entries.Entry]]:
+    """``(not done, done)``."""
+    done = [t for t in tasks if t.fields.get("status") == "done"]
+    return [t for t in tasks if t.fields.get("status") != "done"], done
 
 
 def render_sections(state: Dict[str, Any], sections: Tuple[str, ...]) -> str:
-    """The named body sections (``open``, ``done``, ``context``, ``notes``) as markdown."""
-    renderers = {
-        "open": ("Open tasks", [_task_line(t) for t in state["open"]]),
-        "done": ("Tasks done this session", [_task_line(t) for t in state["done"]]),
-        "context": ("Shared context", [_context_line(e) for e in state["context"]]),
-        "notes": ("Recent notes", [_note_line(n) for n in state["notes"]]),
+    """The named body sections (``open``, ``done``, ``context``, ``notes``) as markdown, bounded."""
+    titles = {
+        "open": "Open tasks",
+        "done": "Tasks done this session",
+        "context": "Shared context",
+        "notes": "Recent notes",
     }
+    render = {"open": _task_line, "done": _task_line, "context": _context_line, "notes": _note_line}
     parts = []
     for name in sections:
-        title, lines = renderers[name]
-        parts.append(f"## {title}\n\n" + ("\n".join(lines) if lines else "_none_") + "\n")
+        items = state[name]
+        shown = items[-MAX_ITEMS[name] :] if name == "notes" else items[: MAX_ITEMS[name]]
+        lines = [render[name](item) for item in shown]
+        if len(items) > len(shown):
+            lines.append(f"- … and {len(items) - len(shown)} more (`blackboard show` lists them all)")
+        parts.append(f"## {titles[name]}\n\n" + ("\n".join(lines) if lines else "_none_") + "\n")
     return "\n".join(parts)
 
 
@@ -133,20 +141,24 @@ def _note_line(note: entries.Entry) -> str:
 
 
 def _item(text: str) -> str:
+    """One entry's text, secrets redacted before it is cut so no token is left half-shown."""
     text = text.strip()
-    if len(text) > MAX_ITEM_CHARS:
-        text = text[:MAX_ITEM_CHARS] + f" … [{len(text) - MAX_ITEM_CHARS} characters cut]"
+    length = len(text)
+    text = redact(text[: MAX_ITEM_CHARS + 512])  # a token crossing the cut is still whole here
+    if length > MAX_ITEM_CHARS:
+        text = text[:MAX_ITEM_CHARS] + f" … [{length - MAX_ITEM_CHARS} characters cut]"
     return text.replace("\n", "\n  ")
 
 
 def active_sessions_section(resolver: PathResolver, exclude: str) -> str:
     """The project's other active sessions, from the active markers."""
+    others = [i for i in resolver.active_session_ids() if i != exclude]
     lines = []
-    for session_id in resolver.active_session_ids():
-        if session_id == exclude:
-            continue
+    for session_id in others[: MAX_ITEMS["active"]]:
         meta = read_meta_or_none(resolver.meta_path(session_id)) or {}
         lines.append(f"- {session_id} (started {meta.get('started', '?')}, branch {meta.get('git_branch') or '?'})")
+    if len(others) > len(lines):
+        lines.append(f"- … and {len(others) - len(lines)} more (`blackboard sessions --status active`)")
     return f"{ACTIVE_HEADING}\n\n" + ("\n".join(lines) or "_none_") + "\n"
 
 
@@ -176,8 +188,10 @@ def write_session_handoff(resolver: PathResolver, meta: Meta) -> str:
     return text
 
 
-def _order(fields: Dict[str, Any]) -> Tuple[str, str]:
-    return (str(fields.get("ended") or ""), str(fields.get("session_id") or ""))
+def _order(fields: Dict[str, Any]) -> Tuple[float, str]:
+    """Newer handoffs sort higher; an ``ended`` that is not a timestamp sorts oldest."""
+    ended = parse_iso(str(fields.get("ended") or ""))
+    return (ended.timestamp() if ended else float("-inf"), str(fields.get("session_id") or ""))
 
 
 def publish_latest(resolver: PathResolver, text: str) -> bool:

@@ -37,6 +37,10 @@ def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Opti
     session_id, _ = resolve_session_id(payload.get("session_id"), environ)
     cwd = _string(payload.get("cwd")) or os.getcwd()
     resolver = PathResolver.for_cwd(cwd, environ)
+    new_session = event == "session-start" and _string(payload.get("source")) in (None, "startup", "clear")
+    if not new_session:
+        # The agent may have changed directory since the session started: find its board by id.
+        resolver = resolver.owner_of(session_id) or resolver
     if event == "session-start":
         return _session_start(resolver, session_id, payload, environ)
     if event in ("stop", "pre-compact"):
@@ -51,8 +55,11 @@ def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], envi
 
     source = _string(payload.get("source"))
     source = source if source in session.SOURCES else "startup"
-    migrate.migrate_if_needed(resolver)
-    recovery.recover(resolver, session_id, environ)
+    for step in (migrate.migrate_if_needed, lambda r: recovery.recover(r, session_id, environ)):
+        try:
+            step(resolver)
+        except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
+            log_failure("session-start", environ)
     started = session.start(resolver, session_id, source, payload, environ.get("CLAUDE_PID"))
     _export_env(environ.get("CLAUDE_ENV_FILE"), session_id, started.board_dir)
     limit = context.char_limit(environ)

@@ -12,8 +12,8 @@ import re
 from typing import Any, Dict, List, NamedTuple, Optional
 
 from . import handoff
-from .clock import now_iso
-from .fsutil import atomic_write, file_lock, read_text
+from .clock import now_iso, parse_iso
+from .fsutil import atomic_write, file_lock, read_tail, read_text
 from .paths import PathResolver
 from .redact import redact
 
@@ -115,17 +115,23 @@ def _record(legacy_dir: str, source: str, records: List[Dict[str, Any]]) -> None
     atomic_write(path, json.dumps(manifest, indent=2) + "\n")
 
 
-def newest_note(text: str) -> Optional[Dict[str, str]]:
-    """The newest ``---``-separated entry of an old session-notes file, with its session and time."""
-    best: Optional[Dict[str, str]] = None
-    for block in _SEPARATOR.split(text):
+def newest_note(text: str) -> Optional[Dict[str, Any]]:
+    """The newest ``---``-separated entry of an old session-notes file, with its session and time.
+
+    Newest by ``**Time:**`` when it parses as ISO-8601 (else it counts as oldest), then by position.
+    """
+    best: Optional[Dict[str, Any]] = None
+    best_key = (float("-inf"), -1)
+    for position, block in enumerate(_SEPARATOR.split(text)):
         body = block.strip()
         if not body:
             continue
         fields = {m.group(1).lower(): m.group(2) for m in _FIELD.finditer(body)}
-        entry = {"session": fields.get("session", ""), "time": fields.get("time", ""), "text": body}
-        if best is None or entry["time"] >= best["time"]:
-            best = entry
+        when = parse_iso(fields.get("time", ""))
+        key = (when.timestamp() if when else float("-inf"), position)
+        if key >= best_key:
+            ended = when.strftime("%Y-%m-%dT%H:%M:%SZ") if when else None
+            best, best_key = {"session": fields.get("session", ""), "ended": ended, "text": body}, key
     return best
 
 
@@ -133,7 +139,8 @@ def _seed_latest_handoff(resolver: PathResolver, moves: List[PlannedMove]) -> No
     notes = [m for m in moves if os.path.basename(m.source) == "session-notes.md"]
     if not notes or os.path.exists(resolver.latest_handoff_path()):
         return
-    entry = newest_note(read_text(notes[0].destination)[-256 * 1024 :])
+    text, _ = read_tail(notes[0].destination, 256 * 1024)
+    entry = newest_note(text)
     if entry is None:
         return
     fields = {
@@ -142,7 +149,7 @@ def _seed_latest_handoff(resolver: PathResolver, moves: List[PlannedMove]) -> No
         "project": resolver.project.name,
         "status": "legacy",
         "started": None,
-        "ended": entry["time"] or None,
+        "ended": entry["ended"],
         "end_reason": "migrated",
         "parent_session_id": None,
         "git_branch": None,
@@ -153,7 +160,7 @@ def _seed_latest_handoff(resolver: PathResolver, moves: List[PlannedMove]) -> No
     body = (
         "# Handoff migrated from the old flat blackboard\n\n"
         f"The newest entry of `_legacy/{os.path.basename(notes[0].destination)}`:\n\n"
-        + redact(entry["text"][: handoff.MAX_HANDOFF_BYTES // 2])
+        + redact(entry["text"][: handoff.MAX_HANDOFF_BYTES // 2 + 512])[: handoff.MAX_HANDOFF_BYTES // 2]
         + "\n"
     )
     handoff.publish_latest(resolver, handoff.dump_front_matter(fields) + "\n" + body)

@@ -12,7 +12,7 @@ from .errors import BlackboardError
 from .gitinfo import find_git
 from .ids import SESSION_ID_PATTERN, validate_session_id
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 _SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.*)$")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?[^/]*(/.*)?$")
 MAX_SEGMENT = 80
@@ -22,7 +22,10 @@ def default_root(environ: Mapping[str, str] = os.environ) -> str:
     """``$BLACKBOARD_ROOT``, else ``$MNEMONIC_ROOT``, else ``~/.claude/blackboard``."""
     for name in ("BLACKBOARD_ROOT", "MNEMONIC_ROOT"):
         if environ.get(name):
-            return os.path.abspath(os.path.expanduser(environ[name]))
+            root = os.path.expanduser(environ[name])
+            if not os.path.isabs(root):
+                raise BlackboardError(f"{name}={environ[name]!r} is a relative path; set it to an absolute one")
+            return os.path.normpath(root)
     return os.path.join(os.path.expanduser("~"), ".claude", "blackboard")
 
 
@@ -67,7 +70,7 @@ def parse_remote(url: str) -> Optional["tuple[str, str]"]:
         return None
     # A local path's folders are not owners; only the parent folder names one.
     owners = parts[-2:-1] if local else parts[:-1]
-    org = "+".join(safe_segment(p) for p in owners) or "local"
+    org = safe_segment("+".join(safe_segment(p) for p in owners)) if owners else "local"
     return org, safe_segment(name)
 
 
@@ -113,10 +116,6 @@ class PathResolver:
     def active_dir(self) -> str:
         """Marker files naming this project's active sessions, so nothing scans all sessions."""
         return os.path.join(self.project_dir, "_active")
-
-    @property
-    def logs_dir(self) -> str:
-        return os.path.join(self.root, "logs")
 
     @property
     def global_legacy_source(self) -> str:
@@ -170,6 +169,15 @@ class PathResolver:
         entries.sort(key=lambda e: (str((e.meta or {}).get("started") or ""), e.session_id), reverse=True)
         return entries
 
+    def owner_of(self, session_id: str) -> Optional["PathResolver"]:
+        """The resolver whose project holds ``session_id``: this one, else any under the root, else None."""
+        if os.path.exists(self.meta_path(session_id)):
+            return self
+        for other in all_projects(self.root):
+            if os.path.exists(other.meta_path(session_id)):
+                return other
+        return None
+
     def ensure_inside_root(self, path: str) -> str:
         """``path`` if it resolves inside the root, else BlackboardError."""
         real_root = os.path.realpath(self.root)
@@ -177,3 +185,20 @@ class PathResolver:
         if real != real_root and not real.startswith(real_root + os.sep):
             raise BlackboardError(f"refusing to touch {path}: it resolves outside {self.root}")
         return path
+
+
+def all_projects(root: str) -> List[PathResolver]:
+    """A resolver for every project that has a board under ``root``."""
+    resolvers = []
+    for org in _subdirs(root):
+        for name in _subdirs(os.path.join(root, org)):
+            if os.path.isdir(os.path.join(root, org, name, ".blackboard")):
+                resolvers.append(PathResolver(root, Project(org, name, None, "found under the root")))
+    return resolvers
+
+
+def _subdirs(path: str) -> List[str]:
+    try:
+        return sorted(e.name for e in os.scandir(path) if e.is_dir(follow_symlinks=False) and e.name[0] != ".")
+    except OSError:
+        return []

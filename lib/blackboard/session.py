@@ -4,13 +4,14 @@ import os
 from typing import Any, Dict, NamedTuple, Optional
 
 from . import entries, handoff
-from .clock import now_iso
-from .fsutil import create_exclusive
+from .clock import age_seconds, now_iso
+from .fsutil import create_exclusive, file_lock
 from .meta import Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
 from .paths import PathResolver
 from .recovery import host_name, unmark_active
 
 SOURCES = ("startup", "resume", "clear", "compact")
+CLEAR_WINDOW_SECONDS = 120
 
 
 class Started(NamedTuple):
@@ -29,7 +30,7 @@ def start(
     if existing is not None:
         meta = _reopen(path, source, claude_pid)
     else:
-        parent = _parent_for(resolver, session_id, source)
+        parent = _parent_for(resolver, session_id, source, claude_pid)
         meta = _create(resolver, session_id, board_dir, source, payload, parent, claude_pid)
     _mark_active(resolver, session_id)
     return Started(meta, board_dir, existing is not None)
@@ -83,24 +84,32 @@ def _record_process(meta: Meta, claude_pid: Optional[str]) -> None:
         meta.update(claude_pid=int(claude_pid), host=host_name())
 
 
-def _parent_for(resolver: PathResolver, session_id: str, source: str) -> Optional[str]:
-    """The session a new ``resume`` or ``clear`` session continues, found without a full scan."""
+def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid: Optional[str]) -> Optional[str]:
+    """The session a new ``clear`` or ``resume`` session continues, found without a full scan.
+
+    ``clear`` happens inside one Claude Code process: the parent is the project's session with
+    the same pid (its SessionEnd may still be running), else a handoff that just ended with
+    ``clear``. ``resume`` continues the project's most recently ended session.
+    """
     if source not in ("resume", "clear"):
         return None
     latest = handoff.read_handoff(resolver.latest_handoff_path())
-    latest_fields = latest[0] if latest else {}
-    if source == "clear" and latest_fields.get("end_reason") == "clear":
-        return _str_or_none(latest_fields.get("session_id"))
-    # The ended session may not have written its handoff yet: take the most recently
-    # active session that is still marked active, else the latest handoff's session.
-    candidates = []
-    for other in resolver.active_session_ids():
-        if other != session_id:
-            meta = read_meta_or_none(resolver.meta_path(other))
-            candidates.append((str((meta or {}).get("last_activity") or ""), other))
-    if candidates:
-        return max(candidates)[1]
-    return _str_or_none(latest_fields.get("session_id"))
+    fields = latest[0] if latest else {}
+    if source == "clear":
+        same_process = [
+            (str(meta.get("last_activity") or ""), other)
+            for other in resolver.active_session_ids()
+            if other != session_id
+            and (meta := read_meta_or_none(resolver.meta_path(other)))
+            and str(meta.get("claude_pid")) == claude_pid
+            and meta.get("host") == host_name()
+        ]
+        if same_process:
+            return max(same_process)[1]
+        age = age_seconds(fields.get("ended"))
+        just_cleared = fields.get("end_reason") == "clear" and age is not None and age < CLEAR_WINDOW_SECONDS
+        return _str_or_none(fields.get("session_id")) if just_cleared else None
+    return _str_or_none(fields.get("session_id"))
 
 
 def _str_or_none(value: Any) -> Optional[str]:
@@ -117,12 +126,13 @@ def checkpoint(resolver: PathResolver, session_id: str) -> Optional[Meta]:
     path = resolver.meta_path(session_id)
     if read_meta(path) is None:
         return None
-
-    def change(meta: Meta) -> None:
+    with file_lock(path):  # so a late Stop can never overwrite the final handoff of SessionEnd
+        meta = read_meta(path)
+        if meta is None or meta["status"] != "active":
+            return meta
         meta["last_activity"] = now_iso()
-
-    meta = update_meta(path, change)
-    handoff.write_session_handoff(resolver, meta)
+        write_meta(path, meta)
+        handoff.write_session_handoff(resolver, meta)
     return meta
 
 
@@ -131,13 +141,14 @@ def end(resolver: PathResolver, session_id: str, reason: str) -> Optional[Meta]:
     path = resolver.meta_path(session_id)
     if read_meta(path) is None:
         return None
-
-    def change(meta: Meta) -> None:
+    with file_lock(path):
+        meta = read_meta(path)
+        if meta is None:
+            return None
         now = now_iso()
         meta.update(status="ended", ended=now, end_reason=reason, last_activity=now)
-
-    meta = update_meta(path, change)
+        write_meta(path, meta)
+        text = handoff.write_session_handoff(resolver, meta)
     unmark_active(resolver, session_id)
-    text = handoff.write_session_handoff(resolver, meta)
     handoff.publish_latest(resolver, text)
     return meta

@@ -97,7 +97,7 @@ def test_twelve_claimants_of_one_task_one_wins(env: dict, project: Path, resolve
 
 def test_twelve_claimants_of_one_key_one_wins(env: dict, project: Path, resolver: PathResolver) -> None:
     board = Path(resolver.get_session_blackboard_dir("s1"))
-    entries.append_keyed(str(board / "shared-context.md"), "job", {"author": "main"}, "payload-42")
+    entries.put(str(board / "shared-context.md"), "job", {"author": "main"}, "payload-42")
     results = _at_once([["claim", "job"] for _ in range(12)], env, project)
     assert sorted(r.returncode for r in results) == [0] + [1] * 11
     assert [r.stdout.strip() for r in results if r.returncode == 0] == ["payload-42"]

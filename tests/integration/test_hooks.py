@@ -72,7 +72,7 @@ def test_compact_reinjects_open_tasks(run_hook, project: Path, root: Path) -> No
     run_hook("SessionStart", start_payload("s1", project))
     board = _board(root) / "sessions" / "s1"
     entries.append(str(board / "active-tasks.md"), "t", {"status": "open"}, "survive compaction")
-    entries.append_keyed(str(board / "shared-context.md"), "schema", {"author": "w"}, "the schema is v3")
+    entries.put(str(board / "shared-context.md"), "schema", {"author": "w"}, "the schema is v3")
     assert run_hook("PreCompact", {"session_id": "s1", "cwd": str(project), "trigger": "auto"}).stdout == b""
     compacted = run_hook("SessionStart", start_payload("s1", project, "compact"))
     assert "survive compaction" in compacted.context and "the schema is v3" in compacted.context
@@ -179,3 +179,48 @@ def test_a_session_killed_without_session_end_is_abandoned_by_the_next_start(
     meta = _meta(root, "killed")
     assert meta["status"] == "abandoned" and meta["end_reason"].startswith("abandoned: its Claude Code process")
     assert "From session killed" in second.context and "left mid-way" in second.context
+
+
+def test_events_find_the_session_after_the_agent_changed_directory(
+    run_hook, project: Path, root: Path, tmp_path: Path
+) -> None:
+    run_hook("SessionStart", start_payload("s1", project))
+    elsewhere = tmp_path / "unrelated" / "src"
+    elsewhere.mkdir(parents=True)
+    payload = end_payload("s1", project)
+    payload["cwd"] = str(elsewhere)  # Claude Code reports the session's current directory
+    assert run_hook("SessionEnd", payload).stderr == b""
+    assert _meta(root, "s1")["status"] == "ended"
+    assert not (root / "local").exists()
+
+
+def test_on_the_machines_python_without_dependencies_the_lifecycle_still_works(project: Path, root: Path) -> None:
+    """What the launcher falls back to when the environment cannot be built: no filelock, no PyYAML."""
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    python = str(Path(sys.base_prefix) / "bin" / "python3")
+    if subprocess.run([python, "-I", "-c", "import filelock"], capture_output=True).returncode == 0:
+        pytest.skip("the base interpreter has filelock installed; nothing to fall back from")
+    board = _board(root)
+    board.mkdir(parents=True)
+    (board / "session-notes.md").write_text("---\n**Session:** old\n**Time:** 2026-01-01T00:00:00Z\n\nold note\n")
+
+    def hook(event: str, payload: dict) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [python, "-I", str(REPO / "hooks" / "hook.py"), event],
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            timeout=60,
+        )
+
+    started = hook("session-start", start_payload("s1", project))
+    assert started.returncode == 0 and started.stderr == b"", started.stderr
+    assert "old note" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert (board / "_legacy" / "session-notes.md").exists()
+    assert hook("stop", {"session_id": "s1", "cwd": str(project)}).stderr == b""
+    assert hook("session-end", end_payload("s1", project)).stderr == b""
+    assert _meta(root, "s1")["status"] == "ended"
+    assert (board / "handoff" / "latest-handoff.md").read_text().count('session_id: "s1"') == 1

@@ -72,7 +72,7 @@ def test_compact_reinjects_own_open_tasks_and_shared_context(resolver: PathResol
     board = session.start(resolver, "me", "startup", {"cwd": "/w"}).board_dir
     entries.append(os.path.join(board, "active-tasks.md"), "t", {"status": "open"}, "keep going on parser")
     entries.append(os.path.join(board, "active-tasks.md"), "t", {"status": "done"}, "finished thing")
-    entries.append_keyed(os.path.join(board, "shared-context.md"), "api", {"author": "w1"}, "api is v2")
+    entries.put(os.path.join(board, "shared-context.md"), "api", {"author": "w1"}, "api is v2")
     text = context.for_own_board(resolver, "me", compact=True, limit=8000)
     assert "keep going on parser" in text and "api is v2" in text and "finished thing" not in text
     assert "after compaction" in text

@@ -67,11 +67,11 @@ def test_every_entry_is_stamped_with_utc_time(tmp_path: Path) -> None:
 
 def test_keyed_entries_refuse_duplicates_and_bad_keys(tmp_path: Path) -> None:
     path = str(tmp_path / "shared-context.md")
-    entries.append_keyed(path, "api_schema", {"author": "w1"}, "v1")
+    entries.put(path, "api_schema", {"author": "w1"}, "v1")
     with pytest.raises(BlackboardError, match="already exists; pass --replace"):
-        entries.append_keyed(path, "api_schema", {"author": "w2"}, "v2")
+        entries.put(path, "api_schema", {"author": "w2"}, "v2")
     for bad in ["", "has space", "dash-key", "x" * 65, "../x"]:
         with pytest.raises(BlackboardError, match="invalid key"):
-            entries.append_keyed(path, bad, {}, "v")
+            entries.put(path, bad, {}, "v")
     parsed, _ = entries.parse(Path(path).read_text())
     assert [(e.id, e.body) for e in parsed] == [("api_schema", "v1")]

@@ -48,22 +48,58 @@ def test_read_tail_skips_the_partial_first_line_and_never_splits_a_character(tmp
     assert fsutil.read_tail(str(tmp_path / "missing"), 10) == ("", False)
 
 
-def _append_many(path: str, tag: int, n: int) -> None:
+def _append_notes(path: str, tag: int, n: int) -> None:
+    from blackboard import entries
+
     for i in range(n):
-        fsutil.locked_append(path, f"{tag}:{i}:" + "x" * 5000 + "\n")
+        entries.append(path, "n", {"author": f"w{tag}"}, f"{tag}:{i}:" + "x" * 5000)
 
 
-def test_locked_appends_from_many_processes_never_interleave(tmp_path: Path) -> None:
-    path = str(tmp_path / "log")
+def test_entry_appends_from_many_processes_are_whole_and_numbered_once(tmp_path: Path) -> None:
+    from blackboard import entries
+
+    path = str(tmp_path / "session-notes.md")
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_append_many, args=(path, tag, 50)) for tag in range(6)]
+    procs = [ctx.Process(target=_append_notes, args=(path, tag, 40)) for tag in range(6)]
     for p in procs:
         p.start()
     for p in procs:
-        p.join(60)
-    lines = Path(path).read_text().splitlines()
-    assert len(lines) == 300 and len(set(lines)) == 300
-    assert all(line.count(":") == 2 and line.endswith("x" * 5000) for line in lines)
+        p.join(120)
+        assert p.exitcode == 0
+    notes, problems = entries.parse(Path(path).read_text())
+    assert problems == [] and len(notes) == 240
+    assert sorted(n.body.split(":x")[0] for n in notes) == sorted(f"{t}:{i}" for t in range(6) for i in range(40))
+    assert sorted(int(n.id[1:]) for n in notes) == list(range(1, 241))
+
+
+def _hold_filelock(path: str, seconds: float) -> None:
+    import time
+
+    from filelock import FileLock
+
+    with FileLock(path + ".lock"):
+        time.sleep(seconds)
+
+
+def test_without_filelock_the_fcntl_fallback_still_excludes_filelock_holders(tmp_path: Path, monkeypatch) -> None:
+    import sys
+    import time
+
+    from blackboard.errors import BlackboardError
+
+    path = str(tmp_path / "f")
+    holder = multiprocessing.get_context("spawn").Process(target=_hold_filelock, args=(path, 3.0))
+    holder.start()
+    deadline = time.monotonic() + 20
+    while not os.path.exists(path + ".lock") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    monkeypatch.setitem(sys.modules, "filelock", None)  # as on a machine where the venv could not be built
+    with pytest.raises(BlackboardError, match="timed out"), fsutil.file_lock(path, timeout=0.3):
+        pass
+    holder.join(30)
+    with fsutil.file_lock(path, timeout=5):  # free again once the holder is gone
+        pass
 
 
 def test_a_held_lock_times_out_with_a_fix(tmp_path: Path) -> None:

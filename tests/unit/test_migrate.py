@@ -102,3 +102,25 @@ def test_symlinked_flat_files_are_left_alone(resolver: PathResolver, tmp_path: P
     (Path(resolver.project_dir) / "link.md").symlink_to(outside)
     assert migrate.migrate_if_needed(resolver) == []
     assert outside.read_text() == "not ours"
+
+
+def test_non_iso_legacy_times_count_as_oldest(resolver: PathResolver) -> None:
+    notes = (
+        "---\n**Session:** iso\n**Time:** 2026-02-01T00:00:00Z\n\nthe newest\n\n"
+        "---\n**Session:** odd\n**Time:** Mon Nov 2 09:05 2026\n\nnot a timestamp\n"
+    )
+    Path(resolver.project_dir).mkdir(parents=True)
+    (Path(resolver.project_dir) / "session-notes.md").write_text(notes)
+    migrate.migrate_if_needed(resolver)
+    fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "iso" and fields["ended"] == "2026-02-01T00:00:00Z" and "the newest" in body
+
+
+def test_a_seed_without_a_time_has_no_ended_and_loses_to_any_session(resolver: PathResolver) -> None:
+    Path(resolver.project_dir).mkdir(parents=True)
+    (Path(resolver.project_dir) / "session-notes.md").write_text("just some old text\n")
+    migrate.migrate_if_needed(resolver)
+    fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["ended"] is None
+    real = {"session_id": "real", "ended": "2026-01-01T00:00:00Z"}
+    assert handoff.publish_latest(resolver, handoff.dump_front_matter(real) + "body\n")

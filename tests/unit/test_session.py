@@ -43,9 +43,25 @@ def test_clear_links_the_session_that_just_ended_with_clear(resolver: PathResolv
     assert _meta(resolver, "s2")["parent_session_id"] == "s1"
 
 
-def test_clear_before_the_old_session_finished_ending_still_links_it(resolver: PathResolver) -> None:
+def test_clear_before_the_old_session_finished_ending_links_it_by_process(resolver: PathResolver) -> None:
+    session.start(resolver, "other", "startup", {}, claude_pid="555")  # a parallel Claude Code
+    session.start(resolver, "s1", "startup", {}, claude_pid="777")
+    session.start(resolver, "s2", "clear", {}, claude_pid="777")
+    assert _meta(resolver, "s2")["parent_session_id"] == "s1"
+
+
+def test_an_old_clear_handoff_is_not_taken_for_the_parent(resolver: PathResolver) -> None:
+    fields = {"session_id": "long-ago", "ended": "2026-01-01T00:00:00Z", "end_reason": "clear"}
+    handoff.publish_latest(resolver, handoff.dump_front_matter(fields) + "body\n")
+    session.start(resolver, "s2", "clear", {}, claude_pid="777")
+    assert _meta(resolver, "s2")["parent_session_id"] is None
+
+
+def test_resume_links_the_last_ended_session_not_a_parallel_active_one(resolver: PathResolver) -> None:
     session.start(resolver, "s1", "startup", {})
-    session.start(resolver, "s2", "clear", {})
+    session.end(resolver, "s1", "prompt_input_exit")
+    session.start(resolver, "parallel", "startup", {})
+    session.start(resolver, "s2", "resume", {})
     assert _meta(resolver, "s2")["parent_session_id"] == "s1"
 
 
