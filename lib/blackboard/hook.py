@@ -10,6 +10,7 @@ import sys
 from typing import Any, Dict, Mapping, Optional
 
 from .errors import BlackboardError
+from .ids import optional_str
 
 EVENTS = ("session-start", "session-end", "stop", "pre-compact")
 MAX_STDIN = 1 << 20
@@ -34,10 +35,10 @@ def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Opti
     from .ids import resolve_session_id
     from .paths import PathResolver
 
-    session_id, _ = resolve_session_id(payload.get("session_id"), environ)
-    cwd = _string(payload.get("cwd")) or os.getcwd()
+    session_id = resolve_session_id(payload.get("session_id"), environ)
+    cwd = optional_str(payload.get("cwd")) or os.getcwd()
     resolver = PathResolver.for_cwd(cwd, environ)
-    new_session = event == "session-start" and _string(payload.get("source")) in (None, "startup", "clear")
+    new_session = event == "session-start" and optional_str(payload.get("source")) in (None, "startup", "clear")
     if not new_session:
         # The agent may have changed directory since the session started: find its board by id.
         resolver = resolver.owner_of(session_id) or resolver
@@ -46,14 +47,14 @@ def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Opti
     if event in ("stop", "pre-compact"):
         session.checkpoint(resolver, session_id)
     elif event == "session-end":
-        session.end(resolver, session_id, (_string(payload.get("reason")) or "other")[:64])
+        session.end(resolver, session_id, (optional_str(payload.get("reason")) or "other")[:64])
     return None
 
 
 def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> str:
     from . import context, migrate, recovery, session
 
-    source = _string(payload.get("source"))
+    source = optional_str(payload.get("source"))
     source = source if source in session.SOURCES else "startup"
     for step in (migrate.migrate_if_needed, lambda r: recovery.recover(r, session_id, environ)):
         try:
@@ -69,10 +70,6 @@ def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], envi
         text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit)
     output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     return json.dumps(output)
-
-
-def _string(value: Any) -> Optional[str]:
-    return value if isinstance(value, str) and value else None
 
 
 def _export_env(env_file: Optional[str], session_id: str, board_dir: str) -> None:

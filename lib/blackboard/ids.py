@@ -3,7 +3,7 @@
 import os
 import re
 import time
-from typing import Mapping, Optional, Tuple
+from typing import Mapping, Optional
 
 from .errors import BlackboardError
 
@@ -27,12 +27,17 @@ def fallback_session_id() -> str:
     return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}"
 
 
-def resolve_session_id(payload_id: object, environ: Mapping[str, str]) -> Tuple[str, str]:
-    """The session id and where it came from: stdin ``session_id``, env vars, or the fallback."""
+def resolve_session_id(payload_id: object, environ: Mapping[str, str]) -> str:
+    """The session id from stdin ``session_id``, else the env vars in order, else the fallback."""
     if payload_id not in (None, ""):
-        return validate_session_id(payload_id), "stdin"
+        return validate_session_id(payload_id)
     for name in ENV_VARS:
         value: Optional[str] = environ.get(name)
         if value:
-            return validate_session_id(value), name
-    return fallback_session_id(), "fallback"
+            return validate_session_id(value)
+    return fallback_session_id()
+
+
+def optional_str(value: object) -> Optional[str]:
+    """``value`` when it is a non-empty string (untrusted JSON often is not), else None."""
+    return value if isinstance(value, str) and value else None

@@ -6,6 +6,7 @@ from typing import Any, Dict, NamedTuple, Optional
 from . import entries, handoff
 from .clock import age_seconds, now_iso
 from .fsutil import create_exclusive, file_lock
+from .ids import optional_str
 from .meta import Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
 from .paths import PathResolver
 from .recovery import host_name, unmark_active
@@ -15,7 +16,6 @@ CLEAR_WINDOW_SECONDS = 120
 
 
 class Started(NamedTuple):
-    meta: Meta
     board_dir: str
     reopened: bool
 
@@ -28,12 +28,12 @@ def start(
     path = os.path.join(board_dir, "_meta.json")
     existing = read_meta(path)
     if existing is not None:
-        meta = _reopen(path, source, claude_pid)
+        _reopen(path, source, claude_pid)
     else:
         parent = _parent_for(resolver, session_id, source, claude_pid)
-        meta = _create(resolver, session_id, board_dir, source, payload, parent, claude_pid)
+        _create(resolver, session_id, board_dir, source, payload, parent, claude_pid)
     _mark_active(resolver, session_id)
-    return Started(meta, board_dir, existing is not None)
+    return Started(board_dir, existing is not None)
 
 
 def _create(
@@ -108,12 +108,8 @@ def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid
             return max(same_process)[1]
         age = age_seconds(fields.get("ended"))
         just_cleared = fields.get("end_reason") == "clear" and age is not None and age < CLEAR_WINDOW_SECONDS
-        return _str_or_none(fields.get("session_id")) if just_cleared else None
-    return _str_or_none(fields.get("session_id"))
-
-
-def _str_or_none(value: Any) -> Optional[str]:
-    return value if isinstance(value, str) and value else None
+        return optional_str(fields.get("session_id")) if just_cleared else None
+    return optional_str(fields.get("session_id"))
 
 
 def _mark_active(resolver: PathResolver, session_id: str) -> None:

@@ -39,7 +39,7 @@ def test_good_ids_pass(value: str) -> None:
 
 def test_stdin_id_wins() -> None:
     env = {"BLACKBOARD_SESSION_ID": "env1", "CLAUDE_CODE_SESSION_ID": "env2"}
-    assert resolve_session_id("stdin1", env) == ("stdin1", "stdin")
+    assert resolve_session_id("stdin1", env) == "stdin1"
 
 
 @pytest.mark.parametrize(
@@ -51,12 +51,11 @@ def test_stdin_id_wins() -> None:
     ],
 )
 def test_environment_order(env: dict, expected: str) -> None:
-    assert resolve_session_id(None, env)[0] == expected
+    assert resolve_session_id(None, env) == expected
 
 
 def test_fallback_is_timestamp_and_pid() -> None:
-    session_id, source = resolve_session_id(None, {})
-    assert source == "fallback"
+    session_id = resolve_session_id(None, {})
     assert re.fullmatch(r"\d{8}T\d{6}Z-\d+", session_id)
     validate_session_id(session_id)
 
