@@ -305,6 +305,74 @@ def migrate(dry_run: bool, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option("--older-than", default="30d", show_default=True, metavar="AGE", help="e.g. 30d, 12h, 2w.")
+@click.option(
+    "--keep", default=20, show_default=True, type=click.IntRange(0), help="Newest finished sessions kept per project."
+)
+@click.option("--all-projects", is_flag=True, help="Every project under the root, not just this one.")
+@click.option("--dry-run", is_flag=True, help="Only list what would be removed and the bytes freed.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@JSON
+def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: bool, as_json: bool) -> None:
+    """Remove ended and abandoned sessions older than AGE, keeping the newest N per project."""
+    from . import cleanup as retention
+    from .clock import parse_duration
+    from .paths import PathResolver, default_root
+    from .paths import all_projects as every_project
+
+    try:
+        seconds = parse_duration(older_than)
+    except ValueError:
+        raise BlackboardError(f"--older-than {older_than!r} is not an age; use e.g. 30d, 12h or 2w") from None
+    resolvers = every_project(default_root(os.environ)) if all_projects else [PathResolver.for_cwd(os.getcwd())]
+    doomed, skipped = retention.plan(resolvers, seconds, keep)
+    total = sum(c.size for c in doomed)
+    if not dry_run and doomed and not yes:
+        if not sys.stdin.isatty():
+            raise BlackboardError(f"{len(doomed)} sessions would be removed; pass --yes to remove them without asking")
+        click.confirm(f"Remove {len(doomed)} sessions ({_bytes(total)})?", abort=True, err=True)
+    removed = doomed if dry_run else _remove_with_progress(retention, doomed)
+    freed = sum(c.size for c in removed)
+    rows: List[Dict[str, Any]] = [
+        {
+            "session_id": c.session_id,
+            "org": c.resolver.project.org,
+            "project": c.resolver.project.name,
+            "status": c.status,
+            "finished": c.finished,
+            "bytes": c.size,
+        }
+        for c in removed
+    ]
+    verb = "would remove" if dry_run else "removed"
+    lines = [
+        f"{verb} {c.resolver.project.org}/{c.resolver.project.name} {c.session_id} ({c.status} "
+        f"{c.finished}, {_bytes(c.size)})"
+        for c in removed
+    ]
+    lines.append(f"{verb} {len(rows)} sessions, {_bytes(freed)}")
+    _emit({"dry_run": dry_run, "sessions": rows, "bytes": freed, "skipped": skipped}, as_json, "\n".join(lines))
+    for line in skipped:
+        click.echo(f"blackboard: warning: skipped {line}", err=True)
+
+
+def _remove_with_progress(retention: Any, doomed: List[Any]) -> List[Any]:
+    if len(doomed) < 200:
+        return list(retention.remove(doomed))
+    bar: Any
+    with click.progressbar(length=len(doomed), label="removing sessions", file=sys.stderr) as bar:
+        return list(retention.remove(doomed, bar.update))
+
+
+def _bytes(size: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024  # type: ignore[assignment]
+    return f"{size} B"
+
+
+@cli.command()
 @JSON
 @click.pass_context
 def where(ctx: click.Context, as_json: bool) -> None:

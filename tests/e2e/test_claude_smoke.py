@@ -11,17 +11,6 @@ import pytest
 from helpers import REPO
 
 pytestmark = pytest.mark.e2e
-CLAUDE_BIN = os.environ.get("BLACKBOARD_CLAUDE", "")  # read before the autouse fixture clears BLACKBOARD_*
-
-
-@pytest.fixture
-def claude() -> str:
-    binary = CLAUDE_BIN
-    if not os.access(binary, os.X_OK):
-        if os.environ.get("CI"):
-            pytest.fail("BLACKBOARD_CLAUDE does not name the Claude Code CLI; run the tests with `make test`")
-        pytest.skip("Claude Code CLI not installed; `make test` installs it")
-    return binary
 
 
 def test_plugin_validates(claude: str) -> None:

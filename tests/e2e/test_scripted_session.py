@@ -1,0 +1,44 @@
+"""A whole `claude -p` session against the scripted model: the plugin's hooks and the `blackboard` command."""
+
+import json
+from pathlib import Path
+
+import pytest
+from claude_cli import ClaudeRunner
+from model_server import ModelServer, bash, text
+
+pytestmark = pytest.mark.e2e
+
+# On failure the Bash tool's PATH is shown to the model (and to us) instead of a bare "command not found".
+COMMAND = (
+    'blackboard task add "e2e task" && blackboard note "e2e note"'
+    ' && echo "BLACKBOARD_SESSION_ID=$BLACKBOARD_SESSION_ID" || echo "blackboard failed; PATH=$PATH"'
+)
+
+
+def test_a_scripted_session_runs_blackboard_from_the_bash_tool(
+    run_claude: ClaudeRunner, model: ModelServer, project: Path, root: Path
+) -> None:
+    model.add(bash(COMMAND), text("done"))
+
+    result = run_claude(["-p", "start", "--allowedTools", "Bash"], cwd=project, model=model)
+
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{model.summary()}"
+    assert result.stdout.strip() == "done"
+    first, second, *rest = model.main_requests
+    assert not rest, model.summary()
+    assert "[blackboard]" in first.all_text()  # SessionStart's additionalContext reached the model
+
+    (tool_result,) = second.tool_results()
+    output = tool_result["text"].splitlines()
+    assert "blackboard failed" not in tool_result["text"], tool_result["text"]
+    assert output[:2] == ["t1", "n1"], tool_result["text"]
+
+    session_id = first.headers["X-Claude-Code-Session-Id"]
+    assert output[2] == f"BLACKBOARD_SESSION_ID={session_id}"  # CLAUDE_ENV_FILE reached the Bash tool
+    session = root / "acme" / "widget" / ".blackboard" / "sessions" / session_id
+    assert [p.name for p in session.parent.iterdir()] == [session_id]
+    assert "e2e task" in (session / "active-tasks.md").read_text()
+    assert "e2e note" in (session / "session-notes.md").read_text()
+    meta = json.loads((session / "_meta.json").read_text())
+    assert meta["status"] == "ended" and meta["cwd"] == str(project)
