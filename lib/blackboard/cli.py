@@ -314,7 +314,10 @@ def migrate(dry_run: bool, as_json: bool) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @JSON
 def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: bool, as_json: bool) -> None:
-    """Remove ended and abandoned sessions older than AGE, keeping the newest N per project."""
+    """Remove ended and abandoned sessions older than AGE, keeping the newest N per project.
+
+    Asks first; without a terminal to ask on and without --yes it only shows what would go.
+    """
     from . import cleanup as retention
     from .clock import parse_duration
     from .paths import PathResolver, default_root
@@ -328,9 +331,11 @@ def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: 
     doomed, skipped = retention.plan(resolvers, seconds, keep)
     total = sum(c.size for c in doomed)
     if not dry_run and doomed and not yes:
-        if not sys.stdin.isatty():
-            raise BlackboardError(f"{len(doomed)} sessions would be removed; pass --yes to remove them without asking")
-        click.confirm(f"Remove {len(doomed)} sessions ({_bytes(total)})?", abort=True, err=True)
+        if sys.stdin.isatty():
+            click.confirm(f"Remove {len(doomed)} sessions ({_bytes(total)})?", abort=True, err=True)
+        else:  # nobody to ask: show what would go instead of removing it
+            dry_run = True
+            click.echo("blackboard: nothing removed without --yes; this is what would go:", err=True)
     removed = doomed if dry_run else _remove_with_progress(retention, doomed)
     freed = sum(c.size for c in removed)
     rows: List[Dict[str, Any]] = [
@@ -370,6 +375,27 @@ def _bytes(size: int) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024  # type: ignore[assignment]
     return f"{size} B"
+
+
+@cli.command()
+@click.option(
+    "--fix", "repair", is_flag=True, help="Do the safe fixes (set damaged files aside, abandon stuck sessions)."
+)
+@JSON
+def doctor(repair: bool, as_json: bool) -> None:
+    """Check the root, every session's metadata, handoffs, leftover files and the environment."""
+    from . import doctor as checks
+    from .paths import default_root
+
+    root = default_root(os.environ)
+    plugin_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    findings = checks.examine(root, os.environ, plugin_root, repair)
+    open_problems = [f for f in findings if not f.fixed]
+    lines = [f"{'fixed' if f.fixed else 'problem'}: {f.problem}\n  fix: {f.fix}" for f in findings]
+    lines.append(f"{len(open_problems)} problem(s) left under {root}" if findings else f"all good under {root}")
+    _emit({"root": root, "findings": [f._asdict() for f in findings]}, as_json, "\n".join(lines))
+    if open_problems:
+        raise click.exceptions.Exit(1)
 
 
 @cli.command()

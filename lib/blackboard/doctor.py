@@ -1,0 +1,147 @@
+"""``blackboard doctor``: find damage under the root, say how to fix it, and do the safe fixes.
+
+Safe means reversible: a corrupt file is renamed aside (``*.corrupt-{time}``), never deleted;
+a session stuck ``active`` is marked abandoned the way SessionStart would.
+"""
+
+import os
+import sys
+import time
+from typing import Iterator, List, Mapping, NamedTuple
+
+from . import handoff, recovery
+from .clock import now_iso
+from .fsutil import read_text
+from .meta import new_meta, write_meta
+from .paths import PathResolver, all_projects
+
+LOCK_HELD_TOO_LONG = 600
+TEMP_FILE_AGE = 3600
+
+
+class Finding(NamedTuple):
+    problem: str
+    fix: str
+    fixed: bool = False
+
+
+def examine(root: str, environ: Mapping[str, str], plugin_root: str, repair: bool) -> List[Finding]:
+    """Every problem found, fixed where ``repair`` and the fix is safe."""
+    findings = list(_check_root(root))
+    if os.path.isdir(root):
+        for resolver in all_projects(root):
+            findings += _check_sessions(resolver, environ, repair)
+            findings += _check_handoffs(resolver, repair)
+        findings += _check_leftovers(root, repair)
+    findings += _check_venv(plugin_root)
+    return findings
+
+
+def _check_root(root: str) -> Iterator[Finding]:
+    if os.path.lexists(root) and not os.path.isdir(root):
+        yield Finding(f"the root {root} is not a directory", "move it away or set BLACKBOARD_ROOT elsewhere")
+    elif os.path.isdir(root) and not os.access(root, os.W_OK | os.X_OK):
+        yield Finding(f"the root {root} is not writable", f"chmod u+rwx {root}")
+
+
+def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: bool) -> List[Finding]:
+    findings = []
+    limit, host = recovery.abandon_after(environ), recovery.host_name()
+    for entry in resolver.list_session_blackboards():
+        where = f"{resolver.project.org}/{resolver.project.name} session {entry.session_id}"
+        if entry.meta is None:
+            problem = f"{where}: {entry.error or '_meta.json is missing'}"
+            fix = "blackboard doctor --fix sets the file aside and writes a fresh _meta.json (status abandoned)"
+            findings.append(Finding(problem, fix, repair and _rebuild_meta(resolver, entry.session_id)))
+            continue
+        reason = recovery.stale_reason(entry.meta, limit, host) if entry.meta.get("status") == "active" else None
+        if reason:
+            fixed = repair and recovery.abandon(resolver, entry.session_id, reason)
+            findings.append(Finding(f"{where} is stuck active: {reason}", "blackboard doctor --fix abandons it", fixed))
+    return findings
+
+
+def _rebuild_meta(resolver: PathResolver, session_id: str) -> bool:
+    path = resolver.meta_path(session_id)
+    if os.path.exists(path):
+        quarantine(path)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.path.getmtime(os.path.dirname(path))))
+    meta = new_meta(session_id, resolver.project.org, resolver.project.name, started)
+    meta.update(status="abandoned", ended=now_iso(), end_reason="abandoned: metadata rebuilt by doctor")
+    write_meta(path, meta)
+    recovery.unmark_active(resolver, session_id)
+    return True
+
+
+def _check_handoffs(resolver: PathResolver, repair: bool) -> List[Finding]:
+    findings = []
+    directory = resolver.get_handoff_dir()
+    names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+    for name in names:
+        path = os.path.join(directory, name)
+        if not name.endswith(".md") or os.path.islink(path):
+            continue
+        found = handoff.read_handoff(path)
+        if found is None or not found[0].get("session_id"):
+            problem = f"{path} has no readable front matter"
+            findings.append(Finding(problem, "blackboard doctor --fix sets it aside", repair and quarantine(path)))
+    return findings
+
+
+def _check_leftovers(root: str, repair: bool) -> List[Finding]:
+    """Temporary files of writers that crashed, and locks held for a long time."""
+    findings = []
+    now = time.time()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            age = now - os.lstat(path).st_mtime
+            if name.startswith(".") and name.endswith(".tmp") and age > TEMP_FILE_AGE:
+                fixed = repair and _remove(path)
+                fix = "blackboard doctor --fix removes it (the file it was replacing is intact)"
+                findings.append(Finding(f"{path} is left over from a crashed write", fix, fixed))
+            elif name.endswith(".lock") and age > LOCK_HELD_TOO_LONG and _held(path):
+                findings.append(Finding(f"{path} has been held for a long time", f"find the holder: fuser {path}"))
+    return findings
+
+
+def _held(path: str) -> bool:
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # also releases the lock if we got it
+    return False
+
+
+def _remove(path: str) -> bool:
+    os.unlink(path)
+    return True
+
+
+def _check_venv(plugin_root: str) -> List[Finding]:
+    stamp = os.path.join(sys.prefix, ".blackboard-requirements")
+    wanted = os.path.join(plugin_root, "requirements.txt")
+    if os.path.exists(stamp) and read_text(stamp) == read_text(wanted):
+        return []
+    return [
+        Finding(
+            f"blackboard is running on {sys.executable}, not the plugin's environment built from {wanted}",
+            "start a Claude Code session (its SessionStart hook rebuilds it), or run "
+            f"python3 {os.path.join(plugin_root, 'hooks', 'bootstrap.py')} VENV {wanted}",
+        )
+    ]
+
+
+def quarantine(path: str) -> bool:
+    """Rename a damaged file aside, keeping every byte."""
+    os.rename(path, f"{path}.corrupt-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    return True
