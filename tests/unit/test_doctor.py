@@ -1,0 +1,97 @@
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from blackboard import cli, doctor, session
+from blackboard.meta import read_meta
+from blackboard.paths import PathResolver
+
+REPO = str(Path(__file__).resolve().parents[2])
+
+
+def _problems(root: Path, repair: bool = False) -> list:
+    return [
+        f
+        for f in doctor.examine(str(root), os.environ, REPO, repair)
+        if "environment" not in f.problem and "running on" not in f.problem
+    ]
+
+
+def test_a_healthy_board_has_no_problems(resolver: PathResolver, root: Path) -> None:
+    session.start(resolver, "s1", "startup", {}, claude_pid=str(os.getpid()))
+    session.start(resolver, "s2", "startup", {})
+    session.end(resolver, "s2", "other")
+    assert _problems(root) == []
+
+
+def test_corrupt_metadata_is_named_and_set_aside(resolver: PathResolver, root: Path) -> None:
+    session.start(resolver, "bad", "startup", {})
+    Path(resolver.meta_path("bad")).write_text("{torn")
+    (finding,) = _problems(root)
+    assert "session bad" in finding.problem and "corrupt" in finding.problem and not finding.fixed
+    (fixed,) = _problems(root, repair=True)
+    assert fixed.fixed
+    aside = [n for n in os.listdir(resolver.get_session_blackboard_dir("bad")) if n.startswith("_meta.json.corrupt-")]
+    assert len(aside) == 1
+    assert (Path(resolver.get_session_blackboard_dir("bad")) / aside[0]).read_text() == "{torn"
+    assert (read_meta(resolver.meta_path("bad")) or {})["status"] == "abandoned"
+    assert _problems(root) == []
+
+
+def test_a_session_stuck_active_is_abandoned_by_fix(resolver: PathResolver, root: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    session.start(resolver, "stuck", "startup", {}, claude_pid=str(proc.pid))
+    (finding,) = _problems(root)
+    assert "stuck active" in finding.problem
+    _problems(root, repair=True)
+    assert (read_meta(resolver.meta_path("stuck")) or {})["status"] == "abandoned"
+
+
+def test_an_unreadable_handoff_is_set_aside(resolver: PathResolver, root: Path) -> None:
+    session.start(resolver, "s1", "startup", {})
+    session.end(resolver, "s1", "other")
+    Path(resolver.handoff_path("s1")).write_text("---\n: [broken\n---\n")
+    (finding,) = _problems(root)
+    assert "front matter" in finding.problem
+    _problems(root, repair=True)
+    assert not os.path.exists(resolver.handoff_path("s1"))
+    assert any(n.startswith("handoff-s1.md.corrupt-") for n in os.listdir(resolver.get_handoff_dir()))
+
+
+def test_old_temp_files_are_reported_and_removed(resolver: PathResolver, root: Path) -> None:
+    session.start(resolver, "s1", "startup", {})
+    temp = Path(resolver.get_session_blackboard_dir("s1")) / "._meta.json.123.abcd.tmp"
+    temp.write_text("half")
+    old = time.time() - 2 * 3600
+    os.utime(temp, (old, old))
+    (finding,) = _problems(root)
+    assert "crashed write" in finding.problem
+    _problems(root, repair=True)
+    assert not temp.exists()
+
+
+def test_cli_exit_status_and_json(resolver: PathResolver, root: Path, project: Path, monkeypatch) -> None:
+    monkeypatch.chdir(project)
+    session.start(resolver, "bad", "startup", {})
+    Path(resolver.meta_path("bad")).write_text("[]")
+    result = CliRunner(mix_stderr=False).invoke(cli.cli, ["doctor", "--json"])
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert any("session bad" in f["problem"] for f in data["findings"])
+
+
+def test_the_environment_and_the_root_are_checked(tmp_path: Path) -> None:
+    plugin = tmp_path / "plugin"
+    plugin.mkdir()
+    (plugin / "requirements.txt").write_text("click==0.0.1\n")
+    root_file = tmp_path / "root-is-a-file"
+    root_file.write_text("x")
+    problems = [f.problem for f in doctor.examine(str(root_file), {}, str(plugin), repair=False)]
+    assert any("not a directory" in p for p in problems)
+    assert any("not the plugin's environment" in p for p in problems)
