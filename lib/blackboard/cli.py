@@ -330,12 +330,12 @@ def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: 
     resolvers = every_project(default_root(os.environ)) if all_projects else [PathResolver.for_cwd(os.getcwd())]
     doomed, skipped = retention.plan(resolvers, seconds, keep)
     total = sum(c.size for c in doomed)
-    if not dry_run and doomed and not yes:
-        if sys.stdin.isatty():
-            click.confirm(f"Remove {len(doomed)} sessions ({_bytes(total)})?", abort=True, err=True)
-        else:  # nobody to ask: show what would go instead of removing it
+    if not dry_run and not yes:
+        if not sys.stdin.isatty():  # nobody to ask: show what would go instead of removing it
             dry_run = True
-            click.echo("blackboard: nothing removed without --yes; this is what would go:", err=True)
+            click.echo("blackboard: nothing is removed without --yes; this is what would go:", err=True)
+        elif doomed:
+            click.confirm(f"Remove {len(doomed)} sessions ({_bytes(total)})?", abort=True, err=True)
     removed = doomed if dry_run else _remove_with_progress(retention, doomed)
     freed = sum(c.size for c in removed)
     rows: List[Dict[str, Any]] = [
