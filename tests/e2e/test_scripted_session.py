@@ -42,3 +42,54 @@ def test_a_scripted_session_runs_blackboard_from_the_bash_tool(
     assert "e2e note" in (session / "session-notes.md").read_text()
     meta = json.loads((session / "_meta.json").read_text())
     assert meta["status"] == "ended" and meta["cwd"] == str(project)
+
+
+EVERY_COMMAND = " && ".join(
+    [
+        "blackboard note 'decided: parser is a state machine'",
+        "blackboard task add 'write the lexer'",
+        "blackboard task claim t1",
+        "blackboard task done t1",
+        "blackboard task add 'write the parser'",
+        "blackboard task list --all --json",
+        "blackboard --author explorer post grammar 'expr := term (+ term)*'",
+        "blackboard read grammar",
+        "blackboard list",
+        "blackboard claim grammar",
+        "blackboard sessions",
+        "blackboard show --json",
+        "blackboard migrate --dry-run",
+        "blackboard where",
+        "echo ALL-OK",
+    ]
+)
+
+
+def test_an_agent_runs_every_command_from_the_bash_tool(
+    run_claude: ClaudeRunner, model: ModelServer, project: Path, root: Path
+) -> None:
+    earlier = run_claude(["--init-only"], cwd=project, model=model)  # so `blackboard handoff` has a handoff
+    assert earlier.returncode == 0
+    model.add(bash(EVERY_COMMAND + " && blackboard handoff"), text("done"))
+
+    result = run_claude(["-p", "go", "--allowedTools", "Bash"], cwd=project, model=model)
+
+    assert result.returncode == 0, result.stderr
+    (tool_result,) = model.main_requests[1].tool_results()
+    output = tool_result["text"]
+    assert "ALL-OK" in output and "blackboard: error" not in output, output
+    session_id = model.main_requests[0].headers["X-Claude-Code-Session-Id"]
+    for fragment in [
+        '"claimed_by": "main"',
+        '"status": "done"',
+        "expr := term (+ term)*",
+        "grammar",
+        session_id,
+        "nothing to migrate",
+        "BLACKBOARD_SESSION_ID",
+        "# Handoff from session",
+    ]:
+        assert fragment in output, fragment
+    board = root / "acme" / "widget" / ".blackboard" / "sessions" / session_id
+    assert "write the parser" in (board / "active-tasks.md").read_text()
+    assert "grammar" not in (board / "shared-context.md").read_text().split("-->")[-1]  # claimed away
