@@ -5,7 +5,7 @@ VENV := .venv
 CLAUDE_VERSION := 2.1.330
 CLAUDE := .cache/claude-$(CLAUDE_VERSION)/node_modules/.bin/claude
 
-.PHONY: demo test lint unit e2e-cli clean
+.PHONY: demo test lint unit bench e2e-cli clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,8 @@ demo:
 	$(PYTHON) scripts/demo.py
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check lib tests hooks scripts
-	$(VENV)/bin/ruff format --check lib tests hooks scripts
+	$(VENV)/bin/ruff check lib tests hooks scripts bench
+	$(VENV)/bin/ruff format --check lib tests hooks scripts bench
 	$(VENV)/bin/mypy
 
 unit: $(VENV)/.installed
@@ -35,3 +35,6 @@ test: lint $(CLAUDE)
 
 clean:
 	rm -rf $(VENV) .cache
+
+bench: $(VENV)/.installed
+	$(VENV)/bin/python bench/run.py

@@ -1,7 +1,7 @@
 """Remove old ``ended`` and ``abandoned`` sessions: older than a limit, beyond the newest N per project.
 
 Never an ``active`` session, never a symlinked directory, never anything outside the root:
-each session is renamed aside under its metadata lock (re-checked there), then deleted.
+each session is renamed aside, its status re-checked there, then deleted.
 """
 
 import contextlib
@@ -10,8 +10,8 @@ import shutil
 from typing import Callable, Iterable, List, NamedTuple, Optional, Tuple
 
 from .clock import age_seconds
-from .fsutil import file_lock
-from .meta import Meta, read_meta
+from .errors import BlackboardError
+from .meta import Meta, read_meta_or_none
 from .paths import PathResolver, SessionEntry
 
 FINISHED = ("ended", "abandoned")
@@ -74,28 +74,62 @@ def tree_size(directory: str) -> int:
 
 
 def remove(candidates: List[Candidate], advance: Optional[Callable[[int], None]] = None) -> List[Candidate]:
-    """Delete the planned sessions and their archived handoffs; returns those really removed."""
-    removed = []
+    """Delete the planned sessions and their archived handoffs; returns those really removed.
+
+    Each session is first renamed aside (atomic: readers see it whole or not at all) and its
+    status checked again there; the slow part, deleting the files, then runs on a few threads.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    checked = {id(r): _sessions_dir_is_inside(r) for r in {id(c.resolver): c.resolver for c in candidates}.values()}
+    removed, trash = [], []
     for candidate in candidates:
-        if _remove_one(candidate):
+        aside = _set_aside(candidate) if checked[id(candidate.resolver)] else None
+        if aside:
             removed.append(candidate)
-        if advance:
-            advance(1)
+            trash.append(aside)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for _ in pool.map(_delete_tree, trash):
+            if advance:
+                advance(1)
+    for candidate in removed:
+        handoff = candidate.resolver.handoff_path(candidate.session_id)
+        if os.path.lexists(handoff) and not os.path.islink(handoff):
+            os.unlink(handoff)
     return removed
 
 
-def _remove_one(candidate: Candidate) -> bool:
-    resolver = candidate.resolver
-    resolver.ensure_inside_root(candidate.directory)
-    meta_path = resolver.meta_path(candidate.session_id)
-    trash = os.path.join(resolver.sessions_dir, f".removing-{candidate.session_id}-{os.getpid()}")
-    with file_lock(meta_path):
-        meta = read_meta(meta_path)
-        if meta is None or meta.get("status") not in FINISHED or os.path.islink(candidate.directory):
-            return False  # resumed, or changed, since the plan was made
-        os.rename(candidate.directory, trash)
-    shutil.rmtree(trash, ignore_errors=True)
-    handoff = resolver.handoff_path(candidate.session_id)
-    if os.path.lexists(handoff) and not os.path.islink(handoff):
-        os.unlink(handoff)
+def _sessions_dir_is_inside(resolver: PathResolver) -> bool:
+    """Never delete through a ``sessions`` folder that is a link to somewhere outside the root."""
+    try:
+        resolver.ensure_inside_root(resolver.sessions_dir)
+    except BlackboardError:
+        return False
     return True
+
+
+def _set_aside(candidate: Candidate) -> Optional[str]:
+    """Rename the session out of the way if it is still finished; the trash path, or None."""
+    if os.path.islink(candidate.directory):
+        return None
+    trash = os.path.join(candidate.resolver.sessions_dir, f".removing-{candidate.session_id}-{os.getpid()}")
+    try:
+        os.rename(candidate.directory, trash)
+    except OSError:
+        return None  # gone already, or not ours to move
+    meta = read_meta_or_none(os.path.join(trash, "_meta.json"))
+    if meta is None or meta.get("status") not in FINISHED:  # resumed since the plan: put it back
+        os.rename(trash, candidate.directory)
+        return None
+    return trash
+
+
+def _delete_tree(path: str) -> None:
+    """Delete a session directory; symlinks inside are unlinked, never followed."""
+    for entry in os.scandir(path):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+    os.rmdir(path)

@@ -1,0 +1,241 @@
+"""`make bench`: the speed targets of the spec, each measured against a baseline in the same run.
+
+Prints medians and ratios; the machines are shared and noisy, so only ratios measured side by
+side mean anything. Uses the plugin's own environment (built like the hooks build it).
+"""
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Dict, List
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "lib"))
+
+from blackboard import entries  # noqa: E402
+from blackboard.meta import new_meta, write_meta  # noqa: E402
+from blackboard.paths import PathResolver, identify_project  # noqa: E402
+
+RUNS = int(os.environ.get("BENCH_RUNS", "21"))
+RESULTS: List[Dict[str, object]] = []
+
+
+def median_of(runs: int, action: Callable[[int], None]) -> float:
+    times = []
+    for i in range(runs):
+        started = time.perf_counter()
+        action(i)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def report(name: str, value: str, target: str, ok: bool) -> None:
+    RESULTS.append({"name": name, "value": value, "target": target, "ok": ok})
+    print(f"{'PASS' if ok else 'FAIL'}  {name:<58} {value:<28} target {target}", flush=True)
+
+
+def fill(resolver: PathResolver, count: int) -> None:
+    """``count`` ended sessions, written directly (the hooks would take minutes)."""
+    for i in range(count):
+        session_id = f"old-{i:05d}"
+        board = Path(resolver.get_session_blackboard_dir(session_id))
+        board.mkdir(parents=True)
+        for kind, (name, _) in entries.BOARD_FILES.items():
+            (board / name).write_text(entries.initial_text(kind, session_id))
+        meta = new_meta(
+            session_id, resolver.project.org, resolver.project.name, f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z"
+        )
+        meta.update(status="ended", ended=meta["started"], end_reason="other")
+        write_meta(str(board / "_meta.json"), meta)
+
+
+def main() -> None:
+    venv = Path(os.environ.get("BLACKBOARD_VENV", REPO / ".cache" / "bench-venv"))
+    subprocess.run(
+        [sys.executable, str(REPO / "hooks" / "bootstrap.py"), str(venv), str(REPO / "requirements.txt")], check=True
+    )
+    python = str(venv / "bin" / "python")
+    work = Path(tempfile.mkdtemp(prefix="blackboard-bench-"))
+    try:
+        run_all(python, venv, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    failed = [r for r in RESULTS if not r["ok"]]
+    print(f"\n{len(RESULTS) - len(failed)} passed, {len(failed)} failed")
+    sys.exit(1 if failed else 0)
+
+
+def run_all(python: str, venv: Path, work: Path) -> None:
+    project = work / "widget"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run(["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/widget.git"], check=True)
+    env = dict(os.environ, BLACKBOARD_VENV=str(venv), CLAUDE_PLUGIN_ROOT=str(REPO))
+    hook = [str(REPO / "hooks" / "run")]
+
+    def start_hook(root: Path, tag: str) -> Callable[[int], None]:
+        def run(i: int) -> None:
+            payload = {
+                "session_id": f"{tag}-{i}",
+                "cwd": str(project),
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+                "transcript_path": "/dev/null",
+            }
+            subprocess.run(
+                hook + ["session-start"],
+                input=json.dumps(payload).encode(),
+                stdout=subprocess.DEVNULL,
+                env=dict(env, BLACKBOARD_ROOT=str(root)),
+                check=True,
+            )
+            end = dict(payload, hook_event_name="SessionEnd", reason="other")
+            end.pop("source")
+            # end it outside the timing, so the active list stays as a real project's would
+            pending.append((end, root))
+
+        return run
+
+    pending: List[tuple] = []
+
+    def flush() -> None:
+        for end, root in pending:
+            subprocess.run(
+                hook + ["session-end"],
+                input=json.dumps(end).encode(),
+                env=dict(env, BLACKBOARD_ROOT=str(root)),
+                check=True,
+            )
+        pending.clear()
+
+    empty, full = work / "root-empty", work / "root-full"
+    fill(PathResolver(str(full), identify_project(str(project))), 10_000)
+    bare = median_of(RUNS, lambda i: subprocess.run([python, "-c", "pass"], check=True))
+    # interleave the measurements so noise hits both alike
+    start_empty, start_full = [], []
+    for i in range(RUNS):
+        start_empty.append(median_of(1, lambda _, i=i: start_hook(empty, "e")(i)))
+        start_full.append(median_of(1, lambda _, i=i: start_hook(full, "f")(i)))
+        flush()
+    empty_median, full_median = statistics.median(start_empty), statistics.median(start_full)
+    report(
+        "SessionStart hook / bare `python -c pass`",
+        f"{empty_median * 1000:.1f} / {bare * 1000:.1f} ms = {empty_median / bare:.2f}x",
+        "<= 3x",
+        empty_median / bare <= 3,
+    )
+    report(
+        "SessionStart with 10 000 sessions / empty board",
+        f"{full_median / empty_median:.2f}x",
+        "<= 1.1x",
+        full_median / empty_median <= 1.1,
+    )
+
+    blackboard = [str(REPO / "bin" / "blackboard")]
+    listing = median_of(
+        5,
+        lambda i: subprocess.run(
+            blackboard + ["sessions"],
+            cwd=project,
+            stdout=subprocess.DEVNULL,
+            env=dict(env, BLACKBOARD_ROOT=str(full)),
+            check=True,
+        ),
+    )
+    report("`blackboard sessions` over 10 000 sessions", f"{listing:.2f} s", "< 1 s", listing < 1)
+
+    os.sync()  # let earlier writes settle before the disk-bound cleanup
+    started = time.perf_counter()
+    subprocess.run(
+        blackboard + ["cleanup", "--older-than", "0", "--keep", "0", "--yes"],
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        env=dict(env, BLACKBOARD_ROOT=str(full)),
+        check=True,
+    )
+    cleaned = time.perf_counter() - started
+    left = len(list((full / "acme" / "widget" / ".blackboard" / "sessions").iterdir()))
+    report(
+        "`blackboard cleanup` of 10 000 ended sessions",
+        f"{cleaned:.2f} s ({left} left)",
+        "< 5 s",
+        cleaned < 5 and left == 0,
+    )
+
+    session_end(hook, env, project, work)
+    notes_at_once(blackboard, env, project, work)
+
+
+def session_end(hook: List[str], env: Dict[str, str], project: Path, work: Path) -> None:
+    """SessionEnd with a 50 MB session-notes.md: Claude Code cancels it at 1.5 s."""
+    root = work / "root-big"
+    env = dict(env, BLACKBOARD_ROOT=str(root))
+    times, sizes = [], []
+    for i in range(5):
+        payload = {"session_id": f"big-{i}", "cwd": str(project), "source": "startup"}
+        subprocess.run(
+            hook + ["session-start"], input=json.dumps(payload).encode(), stdout=subprocess.DEVNULL, env=env, check=True
+        )
+        board = root / "acme" / "widget" / ".blackboard" / "sessions" / f"big-{i}"
+        with open(board / "session-notes.md", "a") as handle:
+            note = "".join(entries.render(f"n{n}", {"author": "main"}, "x" * 5000) for n in range(1, 1001))
+            while handle.tell() < 50 * 1024 * 1024:
+                handle.write(note)
+        payload.update(reason="other")
+        started = time.perf_counter()
+        subprocess.run(hook + ["session-end"], input=json.dumps(payload).encode(), env=env, check=True)
+        times.append(time.perf_counter() - started)
+        sizes.append((root / "acme" / "widget" / ".blackboard" / "handoff" / f"handoff-big-{i}.md").stat().st_size)
+    median = statistics.median(times)
+    report(
+        "SessionEnd with a 50 MB session-notes.md",
+        f"{median * 1000:.0f} ms, handoff {max(sizes) // 1024} KiB",
+        "<= 300 ms, < 64 KiB",
+        median <= 0.3 and max(sizes) < 64 * 1024,
+    )
+
+
+def notes_at_once(blackboard: List[str], env: Dict[str, str], project: Path, work: Path) -> None:
+    """16 processes writing 200 notes each at the same time, through the library as agents' tools would."""
+    root = work / "root-notes"
+    env = dict(env, BLACKBOARD_ROOT=str(root), BLACKBOARD_SESSION_ID="busy")
+    payload = {"session_id": "busy", "cwd": str(project), "source": "startup"}
+    subprocess.run(
+        [str(REPO / "hooks" / "run"), "session-start"],
+        input=json.dumps(payload).encode(),
+        stdout=subprocess.DEVNULL,
+        env=env,
+        check=True,
+    )
+    board = root / "acme" / "widget" / ".blackboard" / "sessions" / "busy"
+    writer = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from blackboard import board, paths\n"
+        "b = board.Board(paths.PathResolver.for_cwd(sys.argv[2]), 'busy')\n"
+        "for i in range(200): b.note(f'w{sys.argv[3]}-{i}', f'w{sys.argv[3]}')\n"
+    )
+    python = str(Path(env["BLACKBOARD_VENV"]) / "bin" / "python")
+    started = time.perf_counter()
+    procs = [
+        subprocess.Popen([python, "-I", "-c", writer, str(REPO / "lib"), str(project), str(w)], env=env)
+        for w in range(16)
+    ]
+    codes = [p.wait() for p in procs]
+    elapsed = time.perf_counter() - started
+    notes, problems = entries.parse((board / "session-notes.md").read_text())
+    bodies = sorted(n.body for n in notes)
+    exact = bodies == sorted(f"w{w}-{i}" for w in range(16) for i in range(200)) and not problems and codes == [0] * 16
+    report(
+        "16 processes x 200 notes at once",
+        f"{len(notes)} entries, {len(notes) / elapsed:.0f} notes/s",
+        "3 200, each once",
+        exact,
+    )
+
+
+if __name__ == "__main__":
+    main()
