@@ -5,6 +5,7 @@ from typing import Any, Dict, NamedTuple, Optional
 
 from . import entries, handoff
 from .clock import age_seconds, now_iso
+from .errors import BlackboardError
 from .fsutil import create_exclusive, file_lock
 from .ids import optional_str
 from .meta import Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
@@ -28,8 +29,11 @@ def start(
     path = os.path.join(board_dir, "_meta.json")
     existing = read_meta(path)
     if existing is not None:
-        _reopen(path, source, claude_pid)
-    else:
+        try:
+            _reopen(path, source, claude_pid)
+        except (BlackboardError, FileNotFoundError):  # a cleanup removed it meanwhile: start afresh
+            existing = None
+    if existing is None:
         parent = _parent_for(resolver, session_id, source, claude_pid)
         _create(resolver, session_id, board_dir, source, payload, parent, claude_pid)
     _mark_active(resolver, session_id)
