@@ -30,8 +30,10 @@ def finished_at(meta: Meta) -> str:
     return str(meta.get("ended") or meta.get("last_activity") or meta.get("started") or "")
 
 
-def plan(resolvers: Iterable[PathResolver], older_than: float, keep: int) -> Tuple[List[Candidate], List[str]]:
-    """What a cleanup would remove, and one line per session it must skip (and why)."""
+def plan(
+    resolvers: Iterable[PathResolver], older_than: float, keep: int, measure: bool = True
+) -> Tuple[List[Candidate], List[str]]:
+    """What a cleanup would remove (with sizes when ``measure``), and one line per session it must skip."""
     doomed: List[Candidate] = []
     skipped: List[str] = []
     for resolver in resolvers:
@@ -53,7 +55,7 @@ def plan(resolvers: Iterable[PathResolver], older_than: float, keep: int) -> Tup
                     entry.directory,
                     meta["status"],
                     finished_at(meta),
-                    tree_size(entry.directory),
+                    tree_size(entry.directory) if measure else 0,
                 )
             )
     return doomed, skipped
@@ -66,10 +68,12 @@ def _finished(listed: List[SessionEntry]) -> List[SessionEntry]:
 def tree_size(directory: str) -> int:
     """Bytes under ``directory``, counting symlinks as links (never following them)."""
     total = 0
-    for dirpath, _, filenames in os.walk(directory):
-        for name in filenames:
-            with contextlib.suppress(OSError):  # removed meanwhile
-                total += os.lstat(os.path.join(dirpath, name)).st_size
+    with contextlib.suppress(OSError), os.scandir(directory) as scan:  # removed meanwhile: counts as empty
+        for entry in scan:
+            if entry.is_dir(follow_symlinks=False):
+                total += tree_size(entry.path)
+            else:
+                total += entry.stat(follow_symlinks=False).st_size
     return total
 
 
@@ -77,25 +81,29 @@ def remove(candidates: List[Candidate], advance: Optional[Callable[[int], None]]
     """Delete the planned sessions and their archived handoffs; returns those really removed.
 
     Each session is first renamed aside (atomic: readers see it whole or not at all) and its
-    status checked again there; the slow part, deleting the files, then runs on a few threads.
+    status checked again there. The renames share one directory, so they run in turn; the
+    deleting is independent file-system work and runs on threads, about twice as fast.
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    checked = {id(r): _sessions_dir_is_inside(r) for r in {id(c.resolver): c.resolver for c in candidates}.values()}
+    resolvers = {id(c.resolver): c.resolver for c in candidates}
+    allowed = {key: _sessions_dir_is_inside(resolver) for key, resolver in resolvers.items()}
     removed, trash = [], []
     for candidate in candidates:
-        aside = _set_aside(candidate) if checked[id(candidate.resolver)] else None
+        aside = _set_aside(candidate) if allowed[id(candidate.resolver)] else None
         if aside:
             removed.append(candidate)
             trash.append(aside)
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        for _ in pool.map(_delete_tree, trash):
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for n, freed in enumerate(pool.map(_delete_tree, trash)):
+            removed[n] = removed[n]._replace(size=freed)
             if advance:
                 advance(1)
     for candidate in removed:
         handoff = candidate.resolver.handoff_path(candidate.session_id)
         if os.path.lexists(handoff) and not os.path.islink(handoff):
-            os.unlink(handoff)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(handoff)
     return removed
 
 
@@ -124,12 +132,16 @@ def _set_aside(candidate: Candidate) -> Optional[str]:
     return trash
 
 
-def _delete_tree(path: str) -> None:
-    """Delete a session directory; symlinks inside are unlinked, never followed."""
+def _delete_tree(path: str) -> int:
+    """Delete a session directory, returning the bytes freed; symlinks inside are unlinked, never followed."""
+    freed = 0
     for entry in os.scandir(path):
         if entry.is_dir(follow_symlinks=False):
+            freed += tree_size(entry.path)
             shutil.rmtree(entry.path, ignore_errors=True)
         else:
             with contextlib.suppress(FileNotFoundError):
+                freed += entry.stat(follow_symlinks=False).st_size
                 os.unlink(entry.path)
     os.rmdir(path)
+    return freed

@@ -328,14 +328,15 @@ def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: 
     except ValueError:
         raise BlackboardError(f"--older-than {older_than!r} is not an age; use e.g. 30d, 12h or 2w") from None
     resolvers = every_project(default_root(os.environ)) if all_projects else [PathResolver.for_cwd(os.getcwd())]
-    doomed, skipped = retention.plan(resolvers, seconds, keep)
-    total = sum(c.size for c in doomed)
-    if not dry_run and not yes:
-        if not sys.stdin.isatty():  # nobody to ask: show what would go instead of removing it
-            dry_run = True
-            click.echo("blackboard: nothing is removed without --yes; this is what would go:", err=True)
-        elif doomed:
-            click.confirm(f"Remove {len(doomed)} sessions ({_bytes(total)})?", abort=True, err=True)
+    ask = not dry_run and not yes and sys.stdin.isatty()
+    if not dry_run and not yes and not ask:  # nobody to ask: show what would go instead of removing it
+        dry_run = True
+        click.echo("blackboard: nothing is removed without --yes; this is what would go:", err=True)
+    # sizes cost a stat per file: measured up front only for a preview or a question
+    doomed, skipped = retention.plan(resolvers, seconds, keep, measure=dry_run or ask)
+    if ask and doomed:
+        total = sum(c.size for c in doomed)
+        click.confirm(f"Remove {len(doomed)} sessions ({_bytes(total)})?", abort=True, err=True)
     removed = doomed if dry_run else _remove_with_progress(retention, doomed)
     freed = sum(c.size for c in removed)
     rows: List[Dict[str, Any]] = [
