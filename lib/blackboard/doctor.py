@@ -50,7 +50,7 @@ def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: 
     for entry in resolver.list_session_blackboards():
         where = f"{resolver.project.org}/{resolver.project.name} session {entry.session_id}"
         if entry.meta is None:
-            problem = f"{where}: {entry.error or '_meta.json is missing'}"
+            problem = f"{where}: {entry.error}"
             fix = "blackboard doctor --fix sets the file aside and writes a fresh _meta.json (status abandoned)"
             findings.append(Finding(problem, fix, repair and _rebuild_meta(resolver, entry.session_id)))
             continue

@@ -161,7 +161,8 @@ class PathResolver:
         for name in names:
             directory = os.path.join(self.sessions_dir, name)
             try:
-                meta, error = read_meta(os.path.join(directory, "_meta.json")), None
+                meta = read_meta(os.path.join(directory, "_meta.json"))
+                error = None if meta else f"{directory} has no _meta.json; run `blackboard doctor`"
             except BlackboardError as exc:
                 meta, error = None, str(exc)
             if status is None or (meta is not None and meta.get("status") == status):

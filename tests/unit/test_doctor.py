@@ -95,3 +95,38 @@ def test_the_environment_and_the_root_are_checked(tmp_path: Path) -> None:
     problems = [f.problem for f in doctor.examine(str(root_file), {}, str(plugin), repair=False)]
     assert any("not a directory" in p for p in problems)
     assert any("not the plugin's environment" in p for p in problems)
+
+
+def _hold(path: str, seconds: float) -> None:
+    from filelock import FileLock
+
+    with FileLock(path):
+        time.sleep(seconds)
+
+
+def test_a_lock_held_for_long_is_reported_but_never_removed(resolver: PathResolver, root: Path) -> None:
+    import multiprocessing
+
+    session.start(resolver, "s1", "startup", {})
+    lock = resolver.meta_path("s1") + ".lock"
+    holder = multiprocessing.get_context("spawn").Process(target=_hold, args=(lock, 5.0))
+    holder.start()
+    deadline = time.time() + 20
+    while not os.path.exists(lock) and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    old = time.time() - 3600
+    os.utime(lock, (old, old))
+    (finding,) = _problems(root, repair=True)
+    assert "held for a long time" in finding.problem and "fuser" in finding.fix and not finding.fixed
+    assert os.path.exists(lock)
+    holder.join(30)
+    assert _problems(root) == []  # released: an idle lock file is no problem
+
+
+def test_a_session_folder_without_metadata_is_reported(resolver: PathResolver, root: Path) -> None:
+    Path(resolver.get_session_blackboard_dir("partial")).mkdir(parents=True)
+    (finding,) = _problems(root)
+    assert "partial" in finding.problem and "no _meta.json" in finding.problem
+    _problems(root, repair=True)
+    assert (read_meta(resolver.meta_path("partial")) or {})["status"] == "abandoned"
