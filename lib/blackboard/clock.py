@@ -1,8 +1,10 @@
 """UTC timestamps as ISO-8601 strings ending in ``Z`` (e.g. ``2026-11-22T10:00:00Z``)."""
 
 import time
-from datetime import datetime, timezone
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 
 def now_iso() -> str:
@@ -10,10 +12,12 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def parse_iso(text: object) -> Optional[datetime]:
+def parse_iso(text: object) -> "Optional[datetime]":
     """An aware datetime for an ISO-8601 string, or None when it is not one."""
     if not isinstance(text, str) or not text:
         return None
+    from datetime import datetime, timezone  # not needed by most hook runs
+
     try:
         value = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
     except ValueError:

@@ -18,11 +18,13 @@ BOARD_FILES = {
     "notes": ("session-notes.md", "Session notes"),
     "context": ("shared-context.md", "Shared context"),
 }
-_HEADING = re.compile(r"^## (\S+)[ \t]*$")
-_FIELD = re.compile(r"^- ([A-Za-z_][A-Za-z0-9_]*): ?(.*)$")
-_ESCAPED = re.compile(r"^(\\*)## ")
-KEY_PATTERN = re.compile(r"[A-Za-z0-9_]{1,64}")
-_ID_NUMBER = re.compile(r"^## [a-z](\d+)[ \t]*$", re.MULTILINE)
+# Patterns stay strings: ``re`` compiles each on first use, so SessionStart, which only
+# creates files, pays nothing for them.
+_HEADING = r"^## (\S+)[ \t]*$"
+_FIELD = r"^- ([A-Za-z_][A-Za-z0-9_]*): ?(.*)$"
+_ESCAPED = r"^(\\*)## "
+KEY_PATTERN = r"[A-Za-z0-9_]{1,64}"
+_ID_NUMBER = r"(?m)^## [a-z](\d+)[ \t]*$"
 
 
 class Entry(NamedTuple):
@@ -48,13 +50,13 @@ def _blocks(lines: List[str]) -> List[Tuple[int, int]]:
 
 
 def _parse_block(lines: List[str], start: int, end: int) -> Tuple[Optional[Entry], Optional[str]]:
-    heading = _HEADING.match(lines[start])
+    heading = re.match(_HEADING, lines[start])
     if not heading:
         return None, f"line {start + 1}: heading {lines[start][:60]!r} is not '## id'"
     fields: Dict[str, str] = {}
     i = start + 1
     while i < end and lines[i].strip():
-        field = _FIELD.match(lines[i])
+        field = re.match(_FIELD, lines[i])
         if not field:
             return None, f"line {i + 1}: expected '- key: value' or a blank line after the heading"
         fields[field.group(1)] = field.group(2)
@@ -104,7 +106,7 @@ def append(path: str, prefix: str, fields: Dict[str, str], body: str) -> str:
 
 def put(path: str, key: str, fields: Dict[str, str], body: str, replace: bool = False) -> None:
     """Write the entry ``key`` under the file's lock; an existing key is an error unless ``replace``."""
-    if not KEY_PATTERN.fullmatch(key):
+    if not re.fullmatch(KEY_PATTERN, key):
         raise BlackboardError(f"invalid key {key[:70]!r}: use 1-64 letters, digits or '_'")
     new = Entry(key, _stamped(fields), body, 0)
     with file_lock(path):
@@ -148,7 +150,7 @@ def _last_number(path: str) -> int:
     size = 256 * 1024
     while True:
         tail, cut = read_tail(path, size)
-        numbers = [int(m) for m in _ID_NUMBER.findall(tail)]
+        numbers = [int(m) for m in re.findall(_ID_NUMBER, tail)]
         if numbers or not cut:
             return max(numbers, default=0)
         size *= 4
@@ -164,8 +166,8 @@ def _one_line(value: str) -> str:
 
 
 def _escape(line: str) -> str:
-    return "\\" + line if _ESCAPED.match(line) else line
+    return "\\" + line if re.match(_ESCAPED, line) else line
 
 
 def _unescape(line: str) -> str:
-    return line[1:] if line.startswith("\\") and _ESCAPED.match(line) else line
+    return line[1:] if line.startswith("\\") and re.match(_ESCAPED, line) else line

@@ -36,7 +36,7 @@ MAX_PREVIOUS = 10
 MAX_HANDOFF_READ = 512 * 1024
 TAIL_BYTES = {"tasks": 256 * 1024, "context": 128 * 1024, "notes": 96 * 1024}
 ACTIVE_HEADING = "## Sessions still active in this project"
-_NOTE_NUMBER = re.compile(r"^n(\d+)$")
+_NOTE_NUMBER = r"^n(\d+)$"
 
 
 def dump_front_matter(fields: Dict[str, Any]) -> str:
@@ -89,7 +89,7 @@ def board_state(board_dir: str) -> Dict[str, Any]:
         entries.read_tail_entries(os.path.join(board_dir, entries.BOARD_FILES[kind][0]), TAIL_BYTES[kind])
         for kind in ("tasks", "context", "notes")
     )
-    last_number = max((int(m.group(1)) for n in notes if (m := _NOTE_NUMBER.match(n.id))), default=0)
+    last_number = max((int(m.group(1)) for n in notes if (m := re.match(_NOTE_NUMBER, n.id))), default=0)
     open_tasks, done_tasks = split_tasks(tasks)
     return {
         "open": open_tasks,

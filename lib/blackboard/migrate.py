@@ -5,7 +5,6 @@ Sources: a project's ``.blackboard/*.md`` and the old global ``$ROOT/.blackboard
 See docs/adr/0004-legacy-migration.md.
 """
 
-import hashlib
 import json
 import os
 import re
@@ -18,8 +17,8 @@ from .paths import PathResolver
 from .redact import redact
 
 MANIFEST = "_migration.json"
-_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
-_FIELD = re.compile(r"^\*\*(Session|Time):\*\*[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+_SEPARATOR = r"(?m)^---[ \t]*$"
+_FIELD = r"(?m)^\*\*(Session|Time):\*\*[ \t]*(.+?)[ \t]*$"
 
 
 class PlannedMove(NamedTuple):
@@ -97,6 +96,8 @@ def _free_name(name: str, taken: "set[str]") -> str:
 
 
 def _size_and_sha256(path: str) -> "tuple[int, str]":
+    import hashlib  # only when something migrates
+
     digest, size = hashlib.sha256(), 0
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -122,11 +123,11 @@ def newest_note(text: str) -> Optional[Dict[str, Any]]:
     """
     best: Optional[Dict[str, Any]] = None
     best_key = (float("-inf"), -1)
-    for position, block in enumerate(_SEPARATOR.split(text)):
+    for position, block in enumerate(re.split(_SEPARATOR, text)):
         body = block.strip()
         if not body:
             continue
-        fields = {m.group(1).lower(): m.group(2) for m in _FIELD.finditer(body)}
+        fields = {m.group(1).lower(): m.group(2) for m in re.finditer(_FIELD, body)}
         when = parse_iso(fields.get("time", ""))
         key = (when.timestamp() if when else float("-inf"), position)
         if key >= best_key:

@@ -17,9 +17,33 @@ _PATTERNS = [
     r"\bAIza[0-9A-Za-z_-]{35}\b",
     r"\b(?i:bearer)\s+[A-Za-z0-9._~+/=-]{16,}",
 ]
-_SECRET = re.compile("|".join(f"(?:{p})" for p in _PATTERNS))
+_SECRET = "|".join(f"(?:{p})" for p in _PATTERNS)
+# Every pattern contains one of these (compared in lower case); text with none of them
+# skips the regex, which is costly to compile in a hook that runs on every session start.
+_MARKERS = (
+    "-----begin",
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "akia",
+    "asia",
+    "xox",
+    "hooks.slack.com",
+    "_live_",
+    "_test_",
+    "whsec_",
+    "aiza",
+    "bearer",
+)
 
 
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED]``."""
-    return _SECRET.sub(REDACTED, text)
+    lowered = text.lower()
+    if not any(marker in lowered for marker in _MARKERS):
+        return text
+    return re.sub(_SECRET, REDACTED, text)
