@@ -38,7 +38,7 @@ def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Opti
     session_id = resolve_session_id(payload.get("session_id"), environ)
     cwd = optional_str(payload.get("cwd")) or os.getcwd()
     resolver = PathResolver.for_cwd(cwd, environ)
-    new_session = event == "session-start" and optional_str(payload.get("source")) in (None, "startup", "clear")
+    new_session = event == "session-start" and optional_str(payload.get("source")) in (None, "startup", "clear", "fork")
     if not new_session:
         # The agent may have changed directory since the session started: find its board by id.
         resolver = resolver.owner_of(session_id) or resolver

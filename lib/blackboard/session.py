@@ -12,7 +12,7 @@ from .meta import Meta, new_meta, read_meta, read_meta_or_none, update_meta, wri
 from .paths import PathResolver
 from .recovery import host_name, unmark_active
 
-SOURCES = ("startup", "resume", "clear", "compact")
+SOURCES = ("startup", "resume", "clear", "compact", "fork")  # fork: `--fork-session`, a new id
 CLEAR_WINDOW_SECONDS = 120
 
 
@@ -93,9 +93,10 @@ def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid
 
     ``clear`` happens inside one Claude Code process: the parent is the project's session with
     the same pid (its SessionEnd may still be running), else a handoff that just ended with
-    ``clear``. ``resume`` continues the project's most recently ended session.
+    ``clear``. ``resume`` with a new id and ``fork`` continue the project's most recently
+    ended session (Claude Code does not tell hooks which one it forked).
     """
-    if source not in ("resume", "clear"):
+    if source not in ("resume", "clear", "fork"):
         return None
     latest = handoff.read_handoff(resolver.latest_handoff_path())
     fields = latest[0] if latest else {}

@@ -101,3 +101,11 @@ def test_events_for_an_unknown_session_write_nothing(resolver: PathResolver) -> 
     assert session.checkpoint(resolver, "ghost") is None
     assert session.end(resolver, "ghost", "other") is None
     assert not os.path.exists(resolver.project_dir)
+
+
+def test_a_fork_links_the_session_it_came_from(resolver: PathResolver) -> None:
+    session.start(resolver, "s1", "startup", {})
+    session.end(resolver, "s1", "other")
+    session.start(resolver, "s2", "fork", {})
+    meta = _meta(resolver, "s2")
+    assert meta["source"] == "fork" and meta["parent_session_id"] == "s1"
