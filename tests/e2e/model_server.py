@@ -74,7 +74,7 @@ class Request:
     def texts(self) -> List[str]:
         """Every piece of text in the request: system prompt, messages, tool results."""
         body = self.body or {}
-        return list(_texts(body.get("system"))) + list(_texts(self.messages))
+        return list(texts_of(body.get("system"))) + list(texts_of(self.messages))
 
     def all_text(self) -> str:
         return "\n".join(self.texts())
@@ -92,24 +92,24 @@ class Request:
         content = message.get("content")
         blocks = content if isinstance(content, list) else []
         return [
-            {**block, "text": "\n".join(_texts(block.get("content")))}
+            {**block, "text": "\n".join(texts_of(block.get("content")))}
             for block in blocks
             if isinstance(block, dict) and block.get("type") == "tool_result"
         ]
 
 
-def _texts(value: Any) -> Iterator[str]:
+def texts_of(value: Any) -> Iterator[str]:
     """Yield the text found anywhere in a system prompt, message list or content block."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, list):
         for item in value:
-            yield from _texts(item)
+            yield from texts_of(item)
     elif isinstance(value, dict):
         if isinstance(value.get("text"), str):
             yield value["text"]
         if "content" in value:
-            yield from _texts(value["content"])
+            yield from texts_of(value["content"])
         if value.get("type") == "tool_use":
             yield json.dumps(value.get("input"))
 
@@ -205,7 +205,7 @@ class ModelServer:
                     continue
                 for block in content:
                     if isinstance(block, dict) and block.get("type") == "tool_result":
-                        seen.setdefault(block["tool_use_id"], {**block, "text": "\n".join(_texts(block["content"]))})
+                        seen.setdefault(block["tool_use_id"], {**block, "text": "\n".join(texts_of(block["content"]))})
         return list(seen.values())
 
     def summary(self) -> str:

@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 
 import pytest
 from claude_cli import ClaudeRunner
-from model_server import ModelServer, Request, _texts, bash, text, tool_use
+from model_server import ModelServer, Request, bash, text, texts_of, tool_use
 
 from helpers import make_git_project
 
@@ -44,7 +44,7 @@ def _after_last_user_message(request: Request) -> str:
     """The text of the messages after the last ``user`` one: where Claude Code puts fresh hook context."""
     messages = request.messages
     last = max(i for i, m in enumerate(messages) if m.get("role") == "user")
-    return "\n".join(_texts(messages[last + 1 :]))
+    return "\n".join(texts_of(messages[last + 1 :]))
 
 
 def _blackboard_contexts(text_: str) -> List[str]:
@@ -53,7 +53,7 @@ def _blackboard_contexts(text_: str) -> List[str]:
 
 
 def _is_subagent(request: Request) -> bool:
-    return SUBAGENT_MARKER in "\n".join(_texts((request.body or {}).get("system")))
+    return SUBAGENT_MARKER in "\n".join(texts_of((request.body or {}).get("system")))
 
 
 def _end_session_with_task(run_claude: ClaudeRunner, model: ModelServer, cwd: Path, task: str) -> str:
@@ -159,7 +159,7 @@ def test_compact_keeps_the_session_and_reinjects_its_open_tasks(
 
     _ok(compacted, model)
     (summary_request,) = model.main_requests[2:]
-    assert COMPACTION_MARKER in "\n".join(_texts([summary_request.last_user_message()]))
+    assert COMPACTION_MARKER in "\n".join(texts_of([summary_request.last_user_message()]))
     assert _session_id(summary_request) == session, "Claude Code 2.1.330 keeps the session id on /compact"
     model.add(text("after compaction"))
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from claude_cli import ClaudeRunner
-from model_server import ModelServer, _texts, text
+from model_server import ModelServer, text, texts_of
 
 pytestmark = pytest.mark.e2e
 
@@ -35,7 +35,7 @@ def test_slash_command_output_reaches_the_model(
 
     assert result.returncode == 0, f"{result.stderr}\n{model.summary()}"
     (request,) = model.main_requests
-    shown = "\n".join(_texts([request.last_user_message()]))
+    shown = "\n".join(texts_of([request.last_user_message()]))
     assert f"<command-name>{command.split()[0]}</command-name>" in shown
     for fragment in expected:
         assert fragment in shown, shown[-3000:]
