@@ -70,6 +70,7 @@ def agents_write(env: dict, project: Path, env_file: Path) -> None:
     blackboard(env, project, "task", "claim", "t1")
     blackboard(env, project, "task", "done", "t1")
     blackboard(env, project, "--author", "test-writer", "task", "claim", "t2")
+    print("(a second claimant is refused, as it should be:)")
     blackboard(env, project, "--author", "reviewer", "task", "claim", "t2")
     blackboard(env, project, "--author", "api-explorer", "post", "token_ttl", "15 minutes")
     blackboard(env, project, "note", "Refresh tokens rotate on every use.")
