@@ -4,7 +4,6 @@ Expected failures are BlackboardError (or a usage error) and end as one line on 
 with exit status 1; ``--debug`` adds the traceback.
 """
 
-import json
 import os
 import sys
 from typing import Any, Dict, List, Optional
@@ -27,7 +26,11 @@ def _author(ctx: click.Context) -> str:
 
 
 def _emit(data: Any, as_json: bool, text: str) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else text)
+    if as_json:
+        import json  # not needed by `--help` or plain text output
+
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+    click.echo(text)
 
 
 def _entry(entry: Any) -> Dict[str, Any]:
