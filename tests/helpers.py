@@ -54,3 +54,32 @@ def end_payload(session_id: str, cwd: Path, reason: str = "prompt_input_exit") -
         "hook_event_name": "SessionEnd",
         "reason": reason,
     }
+
+
+def spawn_hook(event: str, payload: dict, hook_venv: Path) -> "subprocess.Popen[bytes]":
+    """Start a hook as Claude Code does, with its JSON written to stdin but stdin left open.
+
+    Closing stdin (``proc.stdin.close()``) lets it run; closing several at once starts them together.
+    """
+    import os
+
+    env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(REPO), BLACKBOARD_VENV=str(hook_venv))
+    proc = subprocess.Popen(
+        ["sh", "-c", hook_command(event)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(payload).encode())
+    return proc
+
+
+def dead_pid() -> int:
+    """The pid of a process that has already exited."""
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid

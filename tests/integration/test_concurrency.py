@@ -3,26 +3,11 @@
 import hashlib
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from helpers import REPO, end_payload, hook_command, start_payload
-
-
-def _spawn(event: str, payload: dict, hook_venv: Path) -> subprocess.Popen:
-    env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(REPO), BLACKBOARD_VENV=str(hook_venv))
-    proc = subprocess.Popen(
-        ["sh", "-c", hook_command(event)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(json.dumps(payload).encode())
-    return proc
+from helpers import end_payload, spawn_hook, start_payload
 
 
 def _release(procs: list) -> list:
@@ -49,7 +34,7 @@ def test_eight_sessions_starting_at_once_migrate_exactly_once(hook_venv: Path, p
     for name, data in originals.items():
         (board / name).write_bytes(data)
 
-    procs = [_spawn("SessionStart", start_payload(f"s{i}", project), hook_venv) for i in range(8)]
+    procs = [spawn_hook("SessionStart", start_payload(f"s{i}", project), hook_venv) for i in range(8)]
     results = _release(procs)
 
     assert [code for code, _, _ in results] == [0] * 8
@@ -71,8 +56,8 @@ def test_two_sessions_ending_at_once_leave_the_newer_handoff(
     hook_venv: Path, project: Path, root: Path, attempt: int
 ) -> None:
     ids = [f"a{attempt}", f"b{attempt}"]
-    _release([_spawn("SessionStart", start_payload(i, project), hook_venv) for i in ids])
-    results = _release([_spawn("SessionEnd", end_payload(i, project), hook_venv) for i in ids])
+    _release([spawn_hook("SessionStart", start_payload(i, project), hook_venv) for i in ids])
+    results = _release([spawn_hook("SessionEnd", end_payload(i, project), hook_venv) for i in ids])
     assert [code for code, _, _ in results] == [0, 0] and all(err == b"" for _, _, err in results)
 
     board = root / "acme" / "widget" / ".blackboard"

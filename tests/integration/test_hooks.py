@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from blackboard import entries
-from helpers import end_payload, start_payload
+from helpers import dead_pid, end_payload, start_payload
 
 ROOT_BOARD = ("acme", "widget", ".blackboard")
 
@@ -166,12 +166,7 @@ def test_failures_are_logged_with_a_traceback_and_the_log_is_bounded(run_hook, p
 def test_a_session_killed_without_session_end_is_abandoned_by_the_next_start(
     run_hook, project: Path, root: Path
 ) -> None:
-    import subprocess
-    import sys
-
-    gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait()
-    run_hook("SessionStart", start_payload("killed", project), env={"CLAUDE_PID": str(gone.pid)})
+    run_hook("SessionStart", start_payload("killed", project), env={"CLAUDE_PID": str(dead_pid())})
     board = _board(root) / "sessions" / "killed"
     entries.append(str(board / "active-tasks.md"), "t", {"status": "open"}, "left mid-way")
     # no SessionEnd: Ctrl+C

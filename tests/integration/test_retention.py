@@ -8,7 +8,7 @@ from pathlib import Path
 
 from blackboard.meta import new_meta, write_meta
 from blackboard.paths import PathResolver
-from helpers import REPO, end_payload, hook_command, start_payload
+from helpers import REPO, end_payload, spawn_hook, start_payload
 
 
 def _old_sessions(resolver: PathResolver, count: int) -> None:
@@ -27,14 +27,7 @@ def test_cleanup_during_session_starts_and_a_resume(hook_venv: Path, resolver: P
     env = dict(os.environ, BLACKBOARD_VENV=str(hook_venv), CLAUDE_PLUGIN_ROOT=str(REPO))
 
     def hook(event: str, payload: dict) -> subprocess.Popen:
-        proc = subprocess.Popen(
-            ["sh", "-c", hook_command(event)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-        )
-        proc.stdin.write(json.dumps(payload).encode())  # type: ignore[union-attr]
+        proc = spawn_hook(event, payload, hook_venv)
         proc.stdin.close()  # type: ignore[union-attr]
         return proc
 

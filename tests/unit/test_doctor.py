@@ -1,7 +1,5 @@
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -10,6 +8,7 @@ from click.testing import CliRunner
 from blackboard import cli, doctor, session
 from blackboard.meta import read_meta
 from blackboard.paths import PathResolver
+from helpers import dead_pid
 
 REPO = str(Path(__file__).resolve().parents[2])
 
@@ -44,9 +43,7 @@ def test_corrupt_metadata_is_named_and_set_aside(resolver: PathResolver, root: P
 
 
 def test_a_session_stuck_active_is_abandoned_by_fix(resolver: PathResolver, root: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    session.start(resolver, "stuck", "startup", {}, claude_pid=str(proc.pid))
+    session.start(resolver, "stuck", "startup", {}, claude_pid=str(dead_pid()))
     (finding,) = _problems(root)
     assert "stuck active" in finding.problem
     _problems(root, repair=True)

@@ -1,6 +1,4 @@
 import os
-import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -9,12 +7,11 @@ import pytest
 from blackboard import entries, handoff, recovery, session
 from blackboard.meta import read_meta, update_meta
 from blackboard.paths import PathResolver
+from helpers import dead_pid
 
 
 def _dead_pid() -> str:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return str(proc.pid)
+    return str(dead_pid())
 
 
 def _status(resolver: PathResolver, session_id: str) -> str:
