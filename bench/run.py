@@ -115,13 +115,14 @@ def run_all(python: str, venv: Path, work: Path) -> None:
 
     empty, full = work / "root-empty", work / "root-full"
     fill(PathResolver(str(full), identify_project(str(project))), 10_000)
-    bare = median_of(RUNS, lambda i: subprocess.run([python, "-c", "pass"], check=True))
-    # interleave the measurements so noise hits both alike
-    start_empty, start_full = [], []
+    # interleave the measurements so noise hits all three alike
+    bare_runs, start_empty, start_full = [], [], []
     for i in range(RUNS):
+        bare_runs.append(median_of(1, lambda _: subprocess.run([python, "-c", "pass"], check=True)))
         start_empty.append(median_of(1, lambda _, i=i: start_hook(empty, "e")(i)))
         start_full.append(median_of(1, lambda _, i=i: start_hook(full, "f")(i)))
         flush()
+    bare = statistics.median(bare_runs)
     empty_median, full_median = statistics.median(start_empty), statistics.median(start_full)
     report(
         "SessionStart hook / bare `python -c pass`",

@@ -3,14 +3,12 @@
 Standard library only, because it runs before any dependency exists. Builds beside the
 target, then renames into place under a lock, so concurrent sessions build it once and
 never see a half-built environment. Exit status 0 means the venv is ready.
+
+hooks/hook.py imports ``ready`` on every SessionStart, so the rest is imported where it is used.
 """
 
-import fcntl
 import os
-import shutil
-import subprocess
 import sys
-import time
 
 STAMP = ".blackboard-requirements"
 DEADLINE_SECONDS = 240  # under the SessionStart hook's timeout in hooks/hooks.json
@@ -26,6 +24,10 @@ def ready(venv: str, requirements: str) -> bool:
 
 
 def build(venv: str, requirements: str, log) -> None:
+    import shutil
+    import subprocess
+    import time
+
     parent, name = os.path.split(os.path.abspath(venv))
     for leftover in os.listdir(parent):  # from a build that was killed (we hold the lock)
         if leftover.startswith((f"{name}.building-", f"{name}.old-")):
@@ -69,6 +71,10 @@ def build(venv: str, requirements: str, log) -> None:
 
 
 def main(venv: str, requirements: str) -> int:
+    import fcntl
+    import subprocess
+    import time
+
     if ready(venv, requirements):
         return 0
     parent = os.path.dirname(os.path.abspath(venv))

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
 
 from blackboard.paths import PathResolver, identify_project  # noqa: E402
-from helpers import REPO, HookResult, hook_command, make_git_project  # noqa: E402
+from helpers import REPO, HookResult, hook_argv, make_git_project  # noqa: E402
 
 HOOK_ENV_NOISE = ("BLACKBOARD_", "CLAUDE_", "MNEMONIC_ROOT", "ANTHROPIC_")
 
@@ -65,7 +65,7 @@ RunHook = Callable[..., HookResult]
 
 @pytest.fixture
 def run_hook(hook_venv: Path, root: Path, isolated_home: Path) -> RunHook:
-    """Run a hook exactly as Claude Code does: its hooks.json command through a shell, JSON on stdin."""
+    """Run a hook exactly as Claude Code does: its hooks.json command and args, JSON on stdin."""
 
     def run(
         event: str, payload: object, env: Optional[Dict[str, str]] = None, raw: Optional[bytes] = None
@@ -73,9 +73,7 @@ def run_hook(hook_venv: Path, root: Path, isolated_home: Path) -> RunHook:
         full_env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(REPO), BLACKBOARD_VENV=str(hook_venv))
         full_env.update(env or {})
         stdin = raw if raw is not None else json.dumps(payload).encode()
-        proc = subprocess.run(
-            ["sh", "-c", hook_command(event)], input=stdin, capture_output=True, env=full_env, timeout=60
-        )
+        proc = subprocess.run(hook_argv(event), input=stdin, capture_output=True, env=full_env, timeout=60)
         return HookResult(proc)
 
     return run

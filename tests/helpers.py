@@ -3,7 +3,7 @@
 import json
 import subprocess
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -18,11 +18,14 @@ def make_git_project(
     return path
 
 
-def hook_command(event: str) -> str:
-    """The shell command hooks/hooks.json registers for a Claude Code event."""
+def hook_argv(event: str) -> List[str]:
+    """What hooks/hooks.json runs for a Claude Code event: ``command`` and ``args``, no shell.
+
+    ``${CLAUDE_PLUGIN_ROOT}`` is replaced as Claude Code replaces it in the exec form.
+    """
     config = json.loads((REPO / "hooks" / "hooks.json").read_text())
-    (command,) = [h["command"] for group in config["hooks"][event] for h in group["hooks"]]
-    return command
+    (hook,) = [h for group in config["hooks"][event] for h in group["hooks"]]
+    return [part.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for part in [hook["command"], *hook["args"]]]
 
 
 class HookResult:
@@ -65,7 +68,7 @@ def spawn_hook(event: str, payload: dict, hook_venv: Path) -> "subprocess.Popen[
 
     env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(REPO), BLACKBOARD_VENV=str(hook_venv))
     proc = subprocess.Popen(
-        ["sh", "-c", hook_command(event)],
+        hook_argv(event),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -83,3 +86,45 @@ def dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+# Session ids that must be refused wherever they arrive (hook stdin, env vars, `--session`):
+# SPEC §4 lists `..`, `/`, NUL, empty, absolute paths and 10 000 characters; the rest are the
+# usual ways a path, a shell or a human eye is fooled. Empty is not here: on stdin and in
+# `--session` it means "not given" and the next source is used (tests/integration/test_hostile_input.py).
+HOSTILE_SESSION_IDS = {
+    "dot-dot": "..",
+    "dot": ".",
+    "traversal": "a/../b",
+    "absolute": "/etc/passwd",
+    "slash": "a/b",
+    "backslash": "a\\b",
+    "windows-traversal": "..\\..\\x",
+    "nul": "a\x00b",
+    "newline": "a\nb",
+    "trailing-newline": "abc\n",
+    "tab": "a\tb",
+    "carriage-return": "a\rb",
+    "leading-dash": "-rf",
+    "leading-dot": ".hidden",
+    "leading-underscore": "_x",
+    "embedded-dot-dot": "a..b",
+    "space": "a b",
+    "tilde": "~",
+    "tilde-user": "~root",
+    "command-substitution": "$(touch pwned)",
+    "backticks": "`id`",
+    "semicolon": "a;rm -rf x",
+    "glob": "*",
+    "percent-encoded-dot-dot": "%2e%2e",
+    "colon": "c:x",
+    "ten-thousand-chars": "x" * 10_000,
+    "129-chars": "x" * 129,
+    "non-ascii": "séance",
+    "cyrillic-lookalike": "\u0455\u0435ssion",  # Cyrillic dze and ie look like "se"
+    "fullwidth-lookalike": "\uff53\uff11",  # "ｓ１"
+    "zero-width-space": "s\u200b1",
+    "right-to-left-override": "s1\u202etxt",
+    "arabic-indic-digit": "\u0663",
+    "superscript-digit": "\u00b9",
+}

@@ -64,8 +64,16 @@ class _Group(click.Group):
         except BlackboardError as exc:
             _fail(str(exc), "--debug" in args)
         except Exception as exc:  # noqa: BLE001 - anything unexpected still ends as one line
-            _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", "--debug" in args)
+            _fail(_unexpected(exc), "--debug" in args)
         sys.exit(code)
+
+
+def _unexpected(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.filename:  # the filesystem said no: most often a broken root
+        return (
+            f"cannot use {exc.filename}: {exc.strerror}; check BLACKBOARD_ROOT (`blackboard doctor` says what is wrong)"
+        )
+    return f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)"
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,11 +1,15 @@
 """The text SessionStart hands to the model: the latest handoff, or the session's own board."""
 
-from typing import Any, Dict, Mapping, Optional
+from __future__ import annotations
 
 from . import handoff
 from .clock import age_seconds, describe_age
 from .paths import PathResolver
 from .redact import redact
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional
 
 DEFAULT_CHARS = 8000
 HARD_CAP = 9500  # Claude Code cuts additionalContext over 10 000 characters to a preview
@@ -59,9 +63,9 @@ def _handoff_header(project: str, fields: Dict[str, Any], branch: Optional[str])
         lines.append(f"WARNING: that session was on branch {theirs}; this one is on {branch}.")
     if age is not None and age > OLD_AFTER_SECONDS:
         lines.append(f"WARNING: this handoff is {describe_age(age)} old; it may be out of date.")
-    previous = fields.get("previous_sessions")
+    previous = handoff.previous_sessions(fields)
     if previous:
-        lines.append(f"Earlier handoffs (blackboard handoff ID): {', '.join(map(str, previous[:5]))}.")
+        lines.append(f"Earlier handoffs (blackboard handoff ID): {', '.join(previous[:5])}.")
     return "\n".join(lines)
 
 

@@ -42,6 +42,13 @@ def _check_root(root: str) -> Iterator[Finding]:
         yield Finding(f"the root {root} is not a directory", "move it away or set BLACKBOARD_ROOT elsewhere")
     elif os.path.isdir(root) and not os.access(root, os.W_OK | os.X_OK):
         yield Finding(f"the root {root} is not writable", f"chmod u+rwx {root}")
+    elif not os.path.lexists(root):
+        parent = os.path.dirname(root)
+        while parent != os.path.dirname(parent) and not os.path.lexists(parent):
+            parent = os.path.dirname(parent)
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+            problem = f"the root {root} cannot be created: {parent} is not a writable directory"
+            yield Finding(problem, "set BLACKBOARD_ROOT to a directory you can write")
 
 
 def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: bool) -> List[Finding]:

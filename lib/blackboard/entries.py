@@ -5,21 +5,27 @@ text body; docs/adr/0007-board-file-format.md describes it. Body lines that woul
 heading are escaped with a backslash so any text round-trips unchanged.
 """
 
+from __future__ import annotations
+
 import os
-import re
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from .clock import now_iso
 from .errors import BlackboardError
 from .fsutil import append_text, atomic_write, file_lock, read_tail, read_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+else:
+    from .records import NamedTuple
 
 BOARD_FILES = {
     "tasks": ("active-tasks.md", "Active tasks"),
     "notes": ("session-notes.md", "Session notes"),
     "context": ("shared-context.md", "Shared context"),
 }
-# Patterns stay strings: ``re`` compiles each on first use, so SessionStart, which only
-# creates files, pays nothing for them.
+# Patterns stay strings, and ``re`` is imported by the functions that use them: SessionStart
+# only creates files, and importing ``re`` alone costs it half a bare interpreter start.
 _HEADING = r"^## (\S+)[ \t]*$"
 _FIELD = r"^- ([A-Za-z_][A-Za-z0-9_]*): ?(.*)$"
 _ESCAPED = r"^(\\*)## "
@@ -50,6 +56,8 @@ def _blocks(lines: List[str]) -> List[Tuple[int, int]]:
 
 
 def _parse_block(lines: List[str], start: int, end: int) -> Tuple[Optional[Entry], Optional[str]]:
+    import re
+
     heading = re.match(_HEADING, lines[start])
     if not heading:
         return None, f"line {start + 1}: heading {lines[start][:60]!r} is not '## id'"
@@ -106,6 +114,8 @@ def append(path: str, prefix: str, fields: Dict[str, str], body: str) -> str:
 
 def put(path: str, key: str, fields: Dict[str, str], body: str, replace: bool = False) -> None:
     """Write the entry ``key`` under the file's lock; an existing key is an error unless ``replace``."""
+    import re
+
     if not re.fullmatch(KEY_PATTERN, key):
         raise BlackboardError(f"invalid key {key[:70]!r}: use 1-64 letters, digits or '_'")
     new = Entry(key, _stamped(fields), body, 0)
@@ -147,6 +157,8 @@ def _replacement(old: List[str], new: Optional[Entry]) -> List[str]:
 
 def _last_number(path: str) -> int:
     """The highest ``## x{n}`` id near the end of the file, reading further back until one is found."""
+    import re
+
     size = 256 * 1024
     while True:
         tail, cut = read_tail(path, size)
@@ -166,8 +178,12 @@ def _one_line(value: str) -> str:
 
 
 def _escape(line: str) -> str:
+    import re
+
     return "\\" + line if re.match(_ESCAPED, line) else line
 
 
 def _unescape(line: str) -> str:
+    import re
+
     return line[1:] if line.startswith("\\") and re.match(_ESCAPED, line) else line

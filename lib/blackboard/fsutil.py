@@ -1,8 +1,12 @@
 """The one place that writes files: atomic replace, locked append, locks, tail reads."""
 
-import contextlib
+from __future__ import annotations
+
 import os
-from typing import Any, ContextManager, Iterator, Union
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Union
 
 LOCK_TIMEOUT_SECONDS = 30.0
 
@@ -20,8 +24,10 @@ def atomic_write(path: str, data: Union[str, bytes]) -> None:
             os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(temp)
+        except OSError:
+            pass
         raise
 
 
@@ -36,52 +42,69 @@ def create_exclusive(path: str, data: str) -> bool:
     return True
 
 
-@contextlib.contextmanager
-def file_lock(path: str, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
-    """Hold an exclusive lock on ``path + '.lock'``.
+class file_lock:  # noqa: N801 - used like a function: ``with file_lock(path):``
+    """Hold an exclusive lock on ``path + '.lock'`` for the ``with`` block.
 
     ``filelock`` is imported only here, when a read-modify-write needs it. Without it (the
     plugin's environment could not be built) the same ``flock`` on the same file is taken
-    with ``fcntl``, so both kinds of process still exclude each other.
+    with ``fcntl``, so both kinds of process still exclude each other. A class rather than a
+    ``contextlib`` generator: the hooks do not import ``contextlib``.
     """
-    from .errors import BlackboardError
 
-    lock: ContextManager[Any]
-    try:
-        from filelock import FileLock
-    except ImportError:
-        lock = _flock(path + ".lock", timeout)
-    else:
-        lock = FileLock(path + ".lock", timeout=timeout)
-    try:
-        with lock:
-            yield
-    except TimeoutError:  # filelock.Timeout is one
-        raise BlackboardError(
-            f"timed out after {timeout:.0f}s waiting for {path}.lock; "
-            "if no blackboard process is running, delete that lock file"
-        ) from None
+    def __init__(self, path: str, timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
+        self.path, self.timeout = path, timeout
+        self._lock: Any = None
+
+    def __enter__(self) -> None:
+        from .errors import BlackboardError
+
+        try:
+            from filelock import FileLock
+        except ImportError:
+            self._lock = _Flock(self.path + ".lock", self.timeout)
+        else:
+            self._lock = FileLock(self.path + ".lock", timeout=self.timeout)
+        try:
+            self._lock.__enter__()
+        except TimeoutError:  # filelock.Timeout is one
+            raise BlackboardError(
+                f"timed out after {self.timeout:.0f}s waiting for {self.path}.lock; "
+                "if no blackboard process is running, delete that lock file"
+            ) from None
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._lock.__exit__(*exc_info)
 
 
-@contextlib.contextmanager
-def _flock(lock_path: str, timeout: float) -> Iterator[None]:
-    import fcntl
-    import time
+class _Flock:
+    """``flock`` through ``fcntl``, polling until ``timeout``; closing the file releases it."""
 
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout
+    def __init__(self, lock_path: str, timeout: float) -> None:
+        self.lock_path, self.timeout = lock_path, timeout
+        self.fd = -1
+
+    def __enter__(self) -> None:
+        import fcntl
+        import time
+
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(lock_path) from None
+                    os.close(fd)
+                    raise TimeoutError(self.lock_path) from None
                 time.sleep(0.01)
-        yield
-    finally:
-        os.close(fd)  # closing releases the flock
+            except BaseException:
+                os.close(fd)
+                raise
+        self.fd = fd
+
+    def __exit__(self, *exc_info: object) -> None:
+        os.close(self.fd)
 
 
 def append_text(path: str, text: str) -> None:
@@ -96,7 +119,7 @@ def append_text(path: str, text: str) -> None:
         os.close(fd)
 
 
-def read_tail(path: str, max_bytes: int) -> "tuple[str, bool]":
+def read_tail(path: str, max_bytes: int) -> tuple[str, bool]:
     """The last ``max_bytes`` of a file as text, and whether anything before it was skipped."""
     try:
         with open(path, "rb") as handle:

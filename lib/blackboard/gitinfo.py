@@ -4,8 +4,15 @@ Reading the files instead of spawning ``git`` keeps the SessionStart hook fast; 
 docs/adr/0002-project-identity.md for what this does not cover.
 """
 
+from __future__ import annotations
+
 import os
-from typing import Dict, NamedTuple, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, NamedTuple, Optional
+else:
+    from .records import NamedTuple
 
 
 class GitInfo(NamedTuple):

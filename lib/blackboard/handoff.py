@@ -6,17 +6,21 @@ python-frontmatter reads and that SessionStart parses without importing PyYAML
 python-frontmatter.
 """
 
-import json
-import os
-import re
-from typing import Any, Dict, List, Optional, Tuple
+from __future__ import annotations
 
-from . import entries
-from .clock import parse_iso
+import os
+
+from . import entries, jsonfast
+from .clock import epoch_seconds
 from .fsutil import atomic_write, file_lock, read_head
+from .ids import is_session_id
 from .meta import Meta, read_meta_or_none
 from .paths import PathResolver
 from .redact import redact
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 META_KEYS = (
     "session_id",
@@ -42,7 +46,7 @@ _NOTE_NUMBER = r"^n(\d+)$"
 def dump_front_matter(fields: Dict[str, Any]) -> str:
     """``---`` delimited front matter with one JSON scalar per key (valid YAML)."""
     # default=str: a date a person wrote as bare YAML comes back from PyYAML as a datetime
-    lines = [f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}" for key, value in fields.items()]
+    lines = [f"{key}: {jsonfast.dumps(value, ensure_ascii=False, default=str)}" for key, value in fields.items()]
     return "---\n" + "\n".join(lines) + "\n---\n"
 
 
@@ -62,7 +66,7 @@ def split_front_matter(text: str) -> Tuple[Dict[str, Any], str]:
 
         try:
             post = frontmatter.loads(text)
-        except (ValueError, yaml.YAMLError):  # unreadable front matter is no front matter
+        except (ValueError, RecursionError, yaml.YAMLError):  # unreadable front matter is no front matter
             return {}, text
         return dict(post.metadata), post.content
 
@@ -73,7 +77,7 @@ def _json_front_matter(head: str) -> Dict[str, Any]:
         key, sep, value = line.partition(": ")
         if not sep or not key.isidentifier():
             raise ValueError(line)
-        fields[key] = json.loads(value)
+        fields[key] = jsonfast.loads(value)
     return fields
 
 
@@ -89,6 +93,8 @@ def board_state(board_dir: str) -> Dict[str, Any]:
         entries.read_tail_entries(os.path.join(board_dir, entries.BOARD_FILES[kind][0]), TAIL_BYTES[kind])
         for kind in ("tasks", "context", "notes")
     )
+    import re  # not on SessionStart's path
+
     last_number = max((int(m.group(1)) for n in notes if (m := re.match(_NOTE_NUMBER, n.id))), default=0)
     open_tasks, done_tasks = split_tasks(tasks)
     return {
@@ -190,8 +196,8 @@ def write_session_handoff(resolver: PathResolver, meta: Meta) -> str:
 
 def _order(fields: Dict[str, Any]) -> Tuple[float, str]:
     """Newer handoffs sort higher; an ``ended`` that is not a timestamp sorts oldest."""
-    ended = parse_iso(str(fields.get("ended") or ""))
-    return (ended.timestamp() if ended else float("-inf"), str(fields.get("session_id") or ""))
+    ended = epoch_seconds(str(fields.get("ended") or ""))
+    return (float("-inf") if ended is None else ended, str(fields.get("session_id") or ""))
 
 
 def publish_latest(resolver: PathResolver, text: str) -> bool:
@@ -207,20 +213,26 @@ def publish_latest(resolver: PathResolver, text: str) -> bool:
         current = read_handoff(path)
         if current is None or _order(fields) >= _order(current[0]):
             older = current[0] if current else {}
-            chain = [older.get("session_id")] + list(older.get("previous_sessions") or [])
+            chain = [older.get("session_id")] + previous_sessions(older)
             fields["previous_sessions"] = _unique(chain, exclude=fields.get("session_id"))
             atomic_write(path, dump_front_matter(fields) + body)
             return True
         newer, newer_body = current
-        chain = [fields.get("session_id")] + list(newer.get("previous_sessions") or [])
+        chain = [fields.get("session_id")] + previous_sessions(newer)
         newer["previous_sessions"] = _unique(chain, exclude=newer.get("session_id"))
         atomic_write(path, dump_front_matter(newer) + newer_body)
         return False
 
 
+def previous_sessions(fields: Dict[str, Any]) -> List[str]:
+    """The ids a handoff chains to; a hand-edited value that is not a list counts as none."""
+    value = fields.get("previous_sessions")
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
 def _unique(ids: List[Any], exclude: Any) -> List[str]:
     seen: List[str] = []
     for item in ids:
-        if isinstance(item, str) and item and item != exclude and item not in seen:
+        if is_session_id(item) and item != exclude and item not in seen:
             seen.append(item)
     return seen[:MAX_PREVIOUS]

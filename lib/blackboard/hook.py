@@ -3,14 +3,18 @@
 Imports stay minimal on purpose: this runs on every session start (docs/adr/0006-dependency-bootstrap.md).
 """
 
-import contextlib
-import json
+from __future__ import annotations
+
 import os
 import sys
-from typing import Any, Dict, Mapping, Optional
 
+from . import jsonfast
 from .errors import BlackboardError
 from .ids import optional_str
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional
 
 EVENTS = ("session-start", "session-end", "stop", "pre-compact")
 MAX_STDIN = 1 << 20
@@ -23,8 +27,8 @@ def read_payload(stream: Any) -> Dict[str, Any]:
     if not raw or len(raw) > MAX_STDIN:
         return {}
     try:
-        data = json.loads(raw)
-    except ValueError:
+        data = jsonfast.loads(raw.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError is one
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -36,7 +40,7 @@ def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Opti
     from .paths import PathResolver
 
     session_id = resolve_session_id(payload.get("session_id"), environ)
-    cwd = optional_str(payload.get("cwd")) or os.getcwd()
+    cwd = _usable_path(payload.get("cwd")) or os.getcwd()
     resolver = PathResolver.for_cwd(cwd, environ)
     new_session = event == "session-start" and optional_str(payload.get("source")) in (None, "startup", "clear", "fork")
     if not new_session:
@@ -49,6 +53,15 @@ def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Opti
     elif event == "session-end":
         session.end(resolver, session_id, (optional_str(payload.get("reason")) or "other")[:64])
     return None
+
+
+def _usable_path(value: object) -> Optional[str]:
+    """``value`` when the OS can take it as a path; a NUL or a lone surrogate (hostile JSON) gives None."""
+    text = optional_str(value)
+    try:
+        return text if text is not None and b"\0" not in os.fsencode(text) else None
+    except UnicodeEncodeError:
+        return None
 
 
 def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> str:
@@ -69,7 +82,7 @@ def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], envi
     else:
         text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit)
     output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-    return json.dumps(output)
+    return jsonfast.dumps(output)
 
 
 def _export_env(env_file: Optional[str], session_id: str, board_dir: str) -> None:
@@ -78,8 +91,9 @@ def _export_env(env_file: Optional[str], session_id: str, board_dir: str) -> Non
     from .fsutil import append_text
 
     exports = {"BLACKBOARD_SESSION_ID": session_id, "BLACKBOARD_DIR": board_dir}
-    if os.path.exists(os.path.join(sys.prefix, ".blackboard-requirements")):
-        exports["BLACKBOARD_VENV"] = sys.prefix  # so `blackboard` in the Bash tool finds this environment
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))  # sys.prefix is not it under -S
+    if os.path.exists(os.path.join(venv, ".blackboard-requirements")):
+        exports["BLACKBOARD_VENV"] = venv  # so `blackboard` in the Bash tool finds this environment
     append_text(env_file, "".join(f"export {name}={_quote(value)}\n" for name, value in exports.items()))
 
 
@@ -124,6 +138,8 @@ def main(argv: Optional[list] = None) -> int:
             sys.stdout.write(output + "\n")
             sys.stdout.flush()
     except BaseException:  # noqa: BLE001 - a hook must never break the session, whatever happened
-        with contextlib.suppress(BaseException):
+        try:
             log_failure(event, os.environ)
+        except BaseException:  # noqa: BLE001 - nothing is left to tell
+            pass
     return 0

@@ -1,19 +1,35 @@
 """Session identity: where a session id comes from, and which ids are safe."""
 
+from __future__ import annotations
+
 import os
-import re
 import time
-from typing import Mapping, Optional
 
 from .errors import BlackboardError
 
-SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Mapping, Optional
+
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_ID_CHARS = _ALNUM | frozenset("._-")
 ENV_VARS = ("BLACKBOARD_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID")
+
+
+def is_session_id(value: object) -> bool:
+    """``[A-Za-z0-9][A-Za-z0-9._-]{0,127}`` without ``..``; checked without ``re``, which a hook need not import."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= 128
+        and value[0] in _ALNUM
+        and ".." not in value
+        and all(char in _ID_CHARS for char in value)
+    )
 
 
 def validate_session_id(value: object) -> str:
     """Return ``value`` if it is a safe session id, else raise BlackboardError."""
-    if isinstance(value, str) and SESSION_ID_PATTERN.fullmatch(value) and ".." not in value:
+    if isinstance(value, str) and is_session_id(value):
         return value
     shown = repr(value)[:60]
     raise BlackboardError(

@@ -5,16 +5,21 @@ Sources: a project's ``.blackboard/*.md`` and the old global ``$ROOT/.blackboard
 See docs/adr/0004-legacy-migration.md.
 """
 
-import json
-import os
-import re
-from typing import Any, Dict, List, NamedTuple, Optional
+from __future__ import annotations
 
-from . import handoff
+import os
+
+from . import handoff, jsonfast
 from .clock import now_iso, parse_iso
 from .fsutil import atomic_write, file_lock, read_tail, read_text
 from .paths import PathResolver
 from .redact import redact
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, NamedTuple, Optional
+else:
+    from .records import NamedTuple
 
 MANIFEST = "_migration.json"
 _SEPARATOR = r"(?m)^---[ \t]*$"
@@ -86,7 +91,7 @@ def _migrate_source(resolver: PathResolver, source: str) -> List[PlannedMove]:
     return moves
 
 
-def _free_name(name: str, taken: "set[str]") -> str:
+def _free_name(name: str, taken: set[str]) -> str:
     if name not in taken:
         return name
     stem, n = name[: -len(".md")], 2
@@ -95,7 +100,7 @@ def _free_name(name: str, taken: "set[str]") -> str:
     return f"{stem}.{n}.md"
 
 
-def _size_and_sha256(path: str) -> "tuple[int, str]":
+def _size_and_sha256(path: str) -> tuple[int, str]:
     import hashlib  # only when something migrates
 
     digest, size = hashlib.sha256(), 0
@@ -109,11 +114,11 @@ def _size_and_sha256(path: str) -> "tuple[int, str]":
 def _record(legacy_dir: str, source: str, records: List[Dict[str, Any]]) -> None:
     path = os.path.join(legacy_dir, MANIFEST)
     try:
-        manifest = json.loads(read_text(path) or '{"migrations": []}')
+        manifest = jsonfast.loads(read_text(path) or '{"migrations": []}')
     except ValueError:
         manifest = {"migrations": [], "unreadable_previous_manifest": read_text(path)}
     manifest.setdefault("migrations", []).append({"at": now_iso(), "source": source, "files": records})
-    atomic_write(path, json.dumps(manifest, indent=2) + "\n")
+    atomic_write(path, jsonfast.dumps(manifest, indent=2) + "\n")
 
 
 def newest_note(text: str) -> Optional[Dict[str, Any]]:
@@ -121,6 +126,8 @@ def newest_note(text: str) -> Optional[Dict[str, Any]]:
 
     Newest by ``**Time:**`` when it parses as ISO-8601 (else it counts as oldest), then by position.
     """
+    import re  # only when something migrates
+
     best: Optional[Dict[str, Any]] = None
     best_key = (float("-inf"), -1)
     for position, block in enumerate(re.split(_SEPARATOR, text)):

@@ -3,18 +3,27 @@
 Example: ``~/.claude/blackboard/acme/widget/.blackboard/sessions/abc123/_meta.json``.
 """
 
+from __future__ import annotations
+
 import os
-import re
 import zlib
-from typing import List, Mapping, NamedTuple, Optional
 
 from .errors import BlackboardError
 from .gitinfo import find_git
-from .ids import SESSION_ID_PATTERN, validate_session_id
+from .ids import is_session_id, validate_session_id
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
-_SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.*)$")
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?[^/]*(/.*)?$")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Mapping, NamedTuple, Optional
+else:
+    from .records import NamedTuple
+
+# Plain string checks instead of regular expressions: every SessionStart runs them, and
+# importing ``re`` would cost it half a bare interpreter start.
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_ALNUM = _LETTERS + "0123456789"
+_SEGMENT_CHARS = frozenset(_ALNUM + "._+-")
+_SCHEME_CHARS = frozenset(_ALNUM + "+.-")
 MAX_SEGMENT = 80
 
 
@@ -30,10 +39,21 @@ def default_root(environ: Mapping[str, str] = os.environ) -> str:
 
 
 def safe_segment(text: str) -> str:
-    """A string made safe as one path component: ``a b/../c`` -> ``a_b_.._c``."""
-    segment = _UNSAFE.sub("_", text).strip(".") or "_"
+    """A string made safe as one path component: ``a b/../c`` -> ``a_b_.._c``.
+
+    Each run of characters other than ``A-Za-z0-9._+-`` becomes one ``_``.
+    """
+    kept: List[str] = []
+    in_run = False
+    for char in text:
+        if char in _SEGMENT_CHARS:
+            kept.append(char)
+        elif not in_run:
+            kept.append("_")
+        in_run = char not in _SEGMENT_CHARS
+    segment = "".join(kept).strip(".") or "_"
     if len(segment) > MAX_SEGMENT:
-        segment = f"{segment[: MAX_SEGMENT - 9]}-{zlib.crc32(text.encode()):08x}"
+        segment = f"{segment[: MAX_SEGMENT - 9]}-{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
     return segment
 
 
@@ -46,18 +66,18 @@ class Project(NamedTuple):
     reason: str
 
 
-def parse_remote(url: str) -> Optional["tuple[str, str]"]:
+def parse_remote(url: str) -> Optional[tuple[str, str]]:
     """``(org, project)`` from a git remote URL, or None when it names no repository.
 
     ``git@github.com:acme/widget.git`` -> ``("acme", "widget")``;
     nested groups ``https://gitlab.com/a/b/widget`` -> ``("a+b", "widget")``.
     """
     url = url.strip()
-    url_match, scp_match = _URL.match(url), _SCP_LIKE.match(url)
-    if url_match:
-        path, local = url_match.group(1) or "", url.lower().startswith("file:")
-    elif scp_match:
-        path, local = scp_match.group(2), False
+    url_path, scp_path = _url_path(url), _scp_path(url)
+    if url_path is not None:
+        path, local = url_path, url.lower().startswith("file:")
+    elif scp_path is not None:
+        path, local = scp_path, False
     else:
         host, _, rest = url.partition("/")
         local = url.startswith(("/", ".", "~")) or "." not in host
@@ -72,6 +92,28 @@ def parse_remote(url: str) -> Optional["tuple[str, str]"]:
     owners = parts[-2:-1] if local else parts[:-1]
     org = safe_segment("+".join(safe_segment(p) for p in owners)) if owners else "local"
     return org, safe_segment(name)
+
+
+def _url_path(url: str) -> Optional[str]:
+    """The path of ``scheme://[user@]host[/path]`` (empty without one), or None for another form."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or not scheme or scheme[0] not in _LETTERS or not set(scheme) <= _SCHEME_CHARS:
+        return None
+    slash = rest.find("/")
+    return "" if slash < 0 else rest[slash:]
+
+
+def _scp_path(url: str) -> Optional[str]:
+    """The path of scp-like ``[user@]host:path`` (``git@github.com:acme/widget.git``), or None.
+
+    The user part, when there is one, runs to the first ``@``; the host to the next ``:``.
+    """
+    user, at, after = url.partition("@")
+    for rest in ([after] if at and user and "/" not in user else []) + [url]:
+        host, sep, path = rest.partition(":")
+        if sep and host and "/" not in host and not path.startswith("//"):
+            return path
+    return None
 
 
 def identify_project(cwd: str) -> Project:
@@ -104,7 +146,7 @@ class PathResolver:
         self.project_dir = os.path.join(self.root, project.org, project.name, ".blackboard")
 
     @classmethod
-    def for_cwd(cls, cwd: str, environ: Mapping[str, str] = os.environ) -> "PathResolver":
+    def for_cwd(cls, cwd: str, environ: Mapping[str, str] = os.environ) -> PathResolver:
         """The resolver for the project of ``cwd`` under the configured root."""
         return cls(default_root(environ), identify_project(cwd))
 
@@ -147,7 +189,7 @@ class PathResolver:
             names = os.listdir(self.active_dir)
         except OSError:
             return []
-        return sorted(n for n in names if SESSION_ID_PATTERN.fullmatch(n) and ".." not in n)
+        return sorted(n for n in names if is_session_id(n))
 
     def list_session_blackboards(self, status: Optional[str] = None) -> List[SessionEntry]:
         """Every session of the project, newest start first; a corrupt ``_meta.json`` is reported, not fatal."""
@@ -170,7 +212,7 @@ class PathResolver:
         entries.sort(key=lambda e: (str((e.meta or {}).get("started") or ""), e.session_id), reverse=True)
         return entries
 
-    def owner_of(self, session_id: str) -> Optional["PathResolver"]:
+    def owner_of(self, session_id: str) -> Optional[PathResolver]:
         """The resolver whose project holds ``session_id``: this one, else any under the root, else None."""
         if os.path.exists(self.meta_path(session_id)):
             return self

@@ -4,14 +4,18 @@ Checked at SessionStart from the project's active markers only, so the cost does
 with the number of ended sessions.
 """
 
-import contextlib
+from __future__ import annotations
+
 import os
-from typing import List, Mapping, Optional
 
 from . import handoff
 from .clock import age_seconds, describe_age, now_iso, parse_duration
 from .meta import Meta, read_meta_or_none, update_meta
 from .paths import PathResolver
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Mapping, Optional
 
 DEFAULT_ABANDON_AFTER = "24h"
 
@@ -88,5 +92,7 @@ def abandon(resolver: PathResolver, session_id: str, reason: str) -> bool:
 
 
 def unmark_active(resolver: PathResolver, session_id: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    try:
         os.unlink(os.path.join(resolver.active_dir, session_id))
+    except FileNotFoundError:
+        pass

@@ -1,7 +1,8 @@
 """A session's lifecycle on disk: start (startup, resume, clear, compact), checkpoint, end."""
 
+from __future__ import annotations
+
 import os
-from typing import Any, Dict, NamedTuple, Optional
 
 from . import entries, handoff
 from .clock import age_seconds, now_iso
@@ -11,6 +12,12 @@ from .ids import optional_str
 from .meta import Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
 from .paths import PathResolver
 from .recovery import host_name, unmark_active
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, NamedTuple, Optional
+else:
+    from .records import NamedTuple
 
 SOURCES = ("startup", "resume", "clear", "compact", "fork")  # fork: `--fork-session`, a new id
 CLEAR_WINDOW_SECONDS = 120

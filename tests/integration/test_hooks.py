@@ -1,4 +1,4 @@
-"""The hooks as Claude Code runs them: the hooks.json command in a shell, JSON on stdin."""
+"""The hooks as Claude Code runs them: the hooks.json command and args, JSON on stdin."""
 
 import json
 import os
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from blackboard import entries
-from helpers import dead_pid, end_payload, start_payload
+from helpers import HOSTILE_SESSION_IDS, dead_pid, end_payload, start_payload
 
 ROOT_BOARD = ("acme", "widget", ".blackboard")
 
@@ -111,12 +111,17 @@ def test_hostile_stdin_never_breaks_the_session(run_hook, tmp_path: Path, root: 
     assert _outside_root_snapshot(tmp_path, root) == before
 
 
-def test_a_refused_id_is_logged_and_writes_no_session(run_hook, project: Path, root: Path) -> None:
-    result = run_hook("SessionStart", start_payload("../../escape", project))
+@pytest.mark.parametrize("session_id", [pytest.param(v, id=name) for name, v in HOSTILE_SESSION_IDS.items()])
+def test_a_refused_id_is_logged_and_writes_no_session(
+    run_hook, project: Path, root: Path, tmp_path: Path, session_id: str
+) -> None:
+    before = _outside_root_snapshot(tmp_path, root)
+    result = run_hook("SessionStart", start_payload(session_id, project), env={"CLAUDE_CODE_SESSION_ID": "fine"})
     assert result.returncode == 0 and result.stdout == b""
     assert b"refusing session id" in result.stderr and len(result.stderr.splitlines()) == 1
     assert "refusing session id" in (root / "logs" / "hooks.log").read_text()
-    assert not (root / "acme").exists()
+    assert not (root / "acme").exists()  # neither the hostile id nor the environment's id got a board
+    assert _outside_root_snapshot(tmp_path, root) == before
 
 
 @pytest.mark.parametrize("breakage", ["root-is-a-file", "root-unwritable", "sessions-is-a-file"])

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from blackboard import cli, session
 from blackboard.paths import PathResolver
+from helpers import HOSTILE_SESSION_IDS
 
 
 @pytest.fixture
@@ -202,10 +203,33 @@ def test_a_session_of_another_project_is_found_by_id(bb, root: Path, tmp_path: P
         pytest.param(["bogus"], ["No such command", "--help"], id="unknown-command"),
         pytest.param(["task", "claim"], ["Missing argument", "--help"], id="missing-argument"),
         pytest.param(["sessions", "--status", "weird"], ["Invalid value"], id="bad-choice"),
+    ]
+    + [
+        pytest.param(args, ["refusing session id"], id=f"{form}-{name}")
+        for name, value in HOSTILE_SESSION_IDS.items()
+        for form, args in (
+            ("option", ["--session", value, "note", "a"]),
+            ("show", ["show", "--", value]),
+            ("handoff", ["handoff", "--", value]),
+        )
     ],
 )
 def test_errors_are_one_line_with_exit_one(bb, args: List[str], words: List[str]) -> None:
     fails(bb(*args), *words)
+
+
+@pytest.mark.parametrize(
+    "value", [pytest.param(v, id=name) for name, v in HOSTILE_SESSION_IDS.items() if "\x00" not in v]
+)  # an environment variable cannot hold a NUL
+def test_a_hostile_session_id_in_the_environment_is_refused(bb, resolver: PathResolver, value: str) -> None:
+    notes = Path(resolver.get_session_blackboard_dir("s1")) / "session-notes.md"
+    before = notes.read_bytes()
+    fails(bb("note", "a", env={"BLACKBOARD_SESSION_ID": value}), "refusing session id")
+    assert notes.read_bytes() == before  # not quietly written to the latest session instead
+
+
+def test_an_empty_session_option_means_not_given(bb) -> None:
+    assert json.loads(ok(bb("--session", "", "note", "a", "--json")))["session_id"] == "s1"
 
 
 def test_no_session_yet(tmp_path: Path, monkeypatch) -> None:

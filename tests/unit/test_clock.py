@@ -3,7 +3,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from blackboard.clock import age_seconds, describe_age, now_iso, parse_iso
+from blackboard.clock import age_seconds, describe_age, epoch_seconds, now_iso, parse_iso
 
 
 def test_now_is_utc_with_z() -> None:
@@ -41,3 +41,46 @@ def test_parse_iso(text: object, expected: object) -> None:
 )
 def test_describe_age(seconds: float, text: str) -> None:
     assert describe_age(seconds) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1970-01-01T00:00:00Z",
+        "2026-11-22T10:00:00Z",
+        "2000-02-29T23:59:59Z",  # leap year by the 400 rule
+        "2024-02-29T12:00:00Z",
+        "0001-01-01T00:00:00Z",
+        "9999-12-31T23:59:59Z",
+        "1969-12-31T23:59:59Z",
+        "2026-11-22T10:00:00+02:00",  # not our form: datetime reads it
+        "2026-11-22T10:00:00.250Z",
+        "2026-11-22",
+    ],
+)
+def test_epoch_seconds_agrees_with_datetime(text: str) -> None:
+    expected = parse_iso(text)
+    assert expected is not None and epoch_seconds(text) == expected.timestamp()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1900-02-29T00:00:00Z",  # not a leap year by the 100 rule
+        "2026-02-30T00:00:00Z",
+        "2026-04-31T00:00:00Z",
+        "2026-13-01T00:00:00Z",
+        "2026-00-10T00:00:00Z",
+        "2026-11-00T00:00:00Z",
+        "0000-01-01T00:00:00Z",
+        "2026-11-22T24:00:00Z",
+        "2026-11-22T10:60:00Z",
+        "2026-11-22T10:00:60Z",
+        "+026-11-22T10:00:00Z",
+        "2026-1\uff11-22T10:00:00Z",  # a full-width digit
+        "",
+        "yesterday",
+    ],
+)
+def test_epoch_seconds_refuses_what_datetime_refuses(text: str) -> None:
+    assert parse_iso(text) is None and epoch_seconds(text) is None

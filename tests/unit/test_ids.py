@@ -4,25 +4,14 @@ import pytest
 
 from blackboard.errors import BlackboardError
 from blackboard.ids import resolve_session_id, validate_session_id
+from helpers import HOSTILE_SESSION_IDS
 
-HOSTILE = [
-    pytest.param("..", id="dot-dot"),
-    pytest.param(".", id="dot"),
-    pytest.param("a/../b", id="traversal"),
-    pytest.param("/etc/passwd", id="absolute"),
-    pytest.param("a/b", id="slash"),
-    pytest.param("a\\b", id="backslash"),
-    pytest.param("a\x00b", id="nul"),
+HOSTILE = [pytest.param(value, id=name) for name, value in HOSTILE_SESSION_IDS.items()] + [
     pytest.param("", id="empty"),
-    pytest.param("x" * 10_000, id="ten-thousand-chars"),
-    pytest.param("x" * 129, id="129-chars"),
-    pytest.param("-rf", id="leading-dash"),
-    pytest.param(".hidden", id="leading-dot"),
-    pytest.param("a b", id="space"),
-    pytest.param("a\nb", id="newline"),
-    pytest.param("séance", id="non-ascii"),
     pytest.param(123, id="not-a-string"),
     pytest.param(["a"], id="list"),
+    pytest.param(None, id="none"),
+    pytest.param(b"abc", id="bytes"),
 ]
 
 
@@ -60,6 +49,22 @@ def test_fallback_is_timestamp_and_pid() -> None:
     validate_session_id(session_id)
 
 
-def test_hostile_stdin_id_is_refused_not_replaced() -> None:
-    with pytest.raises(BlackboardError):
-        resolve_session_id("../../etc", {"CLAUDE_CODE_SESSION_ID": "fine"})
+HOSTILE_STRINGS = [pytest.param(value, id=name) for name, value in HOSTILE_SESSION_IDS.items()]
+
+
+@pytest.mark.parametrize("value", HOSTILE_STRINGS)
+def test_hostile_stdin_id_is_refused_not_replaced(value: str) -> None:
+    with pytest.raises(BlackboardError, match="refusing session id"):
+        resolve_session_id(value, {"CLAUDE_CODE_SESSION_ID": "fine"})
+
+
+@pytest.mark.parametrize("variable", ["BLACKBOARD_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID"])
+@pytest.mark.parametrize("value", HOSTILE_STRINGS)
+def test_hostile_environment_id_is_refused_not_skipped(variable: str, value: str) -> None:
+    env = {"CLAUDE_SESSION_ID": "fine", variable: value}  # a good id further down does not rescue it
+    with pytest.raises(BlackboardError, match="refusing session id"):
+        resolve_session_id(None, env)
+
+
+def test_an_empty_stdin_id_means_not_given() -> None:
+    assert resolve_session_id("", {"CLAUDE_CODE_SESSION_ID": "from-env"}) == "from-env"
