@@ -39,9 +39,11 @@ def banner(title: str) -> None:
 def run_hook(event: str, payload: dict, env: dict) -> str:
     """Run the command hooks/hooks.json registers for ``event``, as Claude Code does."""
     config = json.loads((REPO / "hooks" / "hooks.json").read_text())
-    (command,) = [h["command"] for group in config["hooks"][event] for h in group["hooks"]]
-    result = subprocess.run(["sh", "-c", command], input=json.dumps(payload), text=True, capture_output=True, env=env)
-    print(f"$ echo '{json.dumps(payload)[:90]}…' | {command}   -> exit {result.returncode}")
+    (hook,) = [h for group in config["hooks"][event] for h in group["hooks"]]
+    argv = [part.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for part in [hook["command"], *hook["args"]]]
+    result = subprocess.run(argv, input=json.dumps(payload), text=True, capture_output=True, env=env)
+    shown = " ".join([hook["command"], *hook["args"]])
+    print(f"$ echo '{json.dumps(payload)[:90]}…' | {shown}   -> exit {result.returncode}")
     if result.stderr:
         print(result.stderr.rstrip())
     return result.stdout
