@@ -11,8 +11,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Mapping, Optional
 
-_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-_ID_CHARS = _ALNUM | frozenset("._-")
+# ASCII only: str.isalnum() would take any script's letters and digits. paths.py uses these too.
+ASCII_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+ASCII_ALNUM = ASCII_LETTERS + "0123456789"
+_ID_CHARS = frozenset(ASCII_ALNUM + "._-")
 ENV_VARS = ("BLACKBOARD_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID")
 
 
@@ -21,7 +23,7 @@ def is_session_id(value: object) -> bool:
     return (
         isinstance(value, str)
         and 0 < len(value) <= 128
-        and value[0] in _ALNUM
+        and value[0] in ASCII_ALNUM
         and ".." not in value
         and all(char in _ID_CHARS for char in value)
     )

@@ -10,7 +10,7 @@ import zlib
 
 from .errors import BlackboardError
 from .gitinfo import find_git
-from .ids import is_session_id, validate_session_id
+from .ids import ASCII_ALNUM, ASCII_LETTERS, is_session_id, validate_session_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,10 +20,8 @@ else:
 
 # Plain string checks instead of regular expressions: every SessionStart runs them, and
 # importing ``re`` would cost it half a bare interpreter start.
-_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_ALNUM = _LETTERS + "0123456789"
-_SEGMENT_CHARS = frozenset(_ALNUM + "._+-")
-_SCHEME_CHARS = frozenset(_ALNUM + "+.-")
+_SEGMENT_CHARS = frozenset(ASCII_ALNUM + "._+-")
+_SCHEME_CHARS = frozenset(ASCII_ALNUM + "+.-")
 MAX_SEGMENT = 80
 
 
@@ -97,7 +95,7 @@ def parse_remote(url: str) -> Optional[tuple[str, str]]:
 def _url_path(url: str) -> Optional[str]:
     """The path of ``scheme://[user@]host[/path]`` (empty without one), or None for another form."""
     scheme, sep, rest = url.partition("://")
-    if not sep or not scheme or scheme[0] not in _LETTERS or not set(scheme) <= _SCHEME_CHARS:
+    if not sep or not scheme or scheme[0] not in ASCII_LETTERS or not set(scheme) <= _SCHEME_CHARS:
         return None
     slash = rest.find("/")
     return "" if slash < 0 else rest[slash:]
