@@ -348,7 +348,10 @@ def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: 
     if ask and doomed:
         total = sum(c.size for c in doomed)
         click.confirm(f"Remove {len(doomed)} sessions ({_bytes(total)})?", abort=True, err=True)
-    removed = doomed if dry_run else _remove_with_progress(retention, doomed)
+    removed = doomed
+    if not dry_run:
+        removed, problems = _remove_with_progress(retention, doomed)
+        skipped += problems
     freed = sum(c.size for c in removed)
     rows: List[Dict[str, Any]] = [
         {
@@ -373,12 +376,12 @@ def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: 
         click.echo(f"blackboard: warning: skipped {line}", err=True)
 
 
-def _remove_with_progress(retention: Any, doomed: List[Any]) -> List[Any]:
+def _remove_with_progress(retention: Any, doomed: List[Any]) -> Any:
     if len(doomed) < 200:
-        return list(retention.remove(doomed))
+        return retention.remove(doomed)
     bar: Any
     with click.progressbar(length=len(doomed), label="removing sessions", file=sys.stderr) as bar:
-        return list(retention.remove(doomed, bar.update))
+        return retention.remove(doomed, bar.update)
 
 
 def _bytes(size: int) -> str:

@@ -2,17 +2,21 @@
 
 import json
 import os
+import signal
 import subprocess
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
-from blackboard.meta import new_meta, write_meta
+from blackboard.meta import new_meta, read_meta, write_meta
 from blackboard.paths import PathResolver
 from helpers import REPO, end_payload, spawn_hook, start_payload
 
 
 def _old_sessions(resolver: PathResolver, count: int) -> None:
     when = (datetime.now(timezone.utc) - timedelta(days=60)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    os.makedirs(resolver.get_handoff_dir())
     for i in range(count):
         board = Path(resolver.get_session_blackboard_dir(f"old-{i:03d}"))
         board.mkdir(parents=True)
@@ -20,25 +24,31 @@ def _old_sessions(resolver: PathResolver, count: int) -> None:
         meta = new_meta(f"old-{i:03d}", "acme", "widget", when)
         meta.update(status="ended", ended=when, last_activity=when)
         write_meta(str(board / "_meta.json"), meta)
+        Path(resolver.handoff_path(f"old-{i:03d}")).write_text("old handoff\n")
 
 
-def test_cleanup_during_session_starts_and_a_resume(hook_venv: Path, resolver: PathResolver, project: Path) -> None:
-    _old_sessions(resolver, 300)
+def _cleaner(project: Path, hook_venv: Path, **popen: Any) -> "subprocess.Popen[str]":
     env = dict(os.environ, BLACKBOARD_VENV=str(hook_venv), CLAUDE_PLUGIN_ROOT=str(REPO))
-
-    def hook(event: str, payload: dict) -> subprocess.Popen:
-        proc = spawn_hook(event, payload, hook_venv)
-        proc.stdin.close()  # type: ignore[union-attr]
-        return proc
-
-    cleaner = subprocess.Popen(
+    return subprocess.Popen(
         [str(REPO / "bin" / "blackboard"), "cleanup", "--keep", "0", "--yes", "--json"],
         cwd=project,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        **popen,
     )
+
+
+def test_cleanup_during_session_starts_and_a_resume(hook_venv: Path, resolver: PathResolver, project: Path) -> None:
+    _old_sessions(resolver, 300)
+
+    def hook(event: str, payload: dict) -> subprocess.Popen:
+        proc = spawn_hook(event, payload, hook_venv)
+        proc.stdin.close()  # type: ignore[union-attr]
+        return proc
+
+    cleaner = _cleaner(project, hook_venv)
     starts = [hook("SessionStart", start_payload(f"new-{i}", project)) for i in range(6)]
     resumed = hook("SessionStart", start_payload("old-150", project, "resume"))
     ended = [hook("SessionEnd", end_payload(f"new-{i}", project)) for i in range(3)]
@@ -55,4 +65,66 @@ def test_cleanup_during_session_starts_and_a_resume(hook_venv: Path, resolver: P
     assert not [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".removing-")]
     removed = {s["session_id"] for s in json.loads(out)["sessions"]}
     assert len(removed) >= 299 and not any(i.startswith("new-") for i in removed)
+    assert not any(os.path.exists(resolver.handoff_path(i)) for i in removed)
     assert not (Path(resolver.root) / "logs").exists()
+
+
+def test_sessions_resumed_while_cleanup_runs_stay_whole(hook_venv: Path, resolver: PathResolver, project: Path) -> None:
+    """Each resumed session is either put back untouched or removed and started afresh, never half gone."""
+    _old_sessions(resolver, 1000)
+    resumed = [f"old-{i:03d}" for i in range(0, 1000, 50)]  # spread out: some are reached before their hook, some after
+    waiting = [spawn_hook("SessionStart", start_payload(i, project, "resume"), hook_venv) for i in resumed]
+    cleaner = _cleaner(project, hook_venv)
+    deadline = time.monotonic() + 60
+    while len(os.listdir(resolver.sessions_dir)) == 1000 and time.monotonic() < deadline:
+        time.sleep(0.005)  # until the removing has begun, so the plan saw every resumed session ended
+    for proc in waiting:
+        proc.stdin.close()  # type: ignore[union-attr]
+    out, err = cleaner.communicate(timeout=120)
+    assert cleaner.returncode == 0, err
+    for proc in waiting:
+        with proc:
+            proc.wait(60)
+            assert proc.returncode == 0 and proc.stderr.read() == b""  # type: ignore[union-attr]
+
+    removed = {s["session_id"] for s in json.loads(out)["sessions"]}
+    left = os.listdir(resolver.sessions_dir)
+    assert sorted(left) == sorted(resumed)
+    assert removed >= {f"old-{i:03d}" for i in range(1000)} - set(resumed)
+    for session_id in resumed:
+        board = Path(resolver.get_session_blackboard_dir(session_id))
+        assert read_meta(str(board / "_meta.json"))["status"] == "active"  # type: ignore[index]
+        if session_id in removed:  # its hook came after the removal: a fresh board, no old handoff
+            assert (board / "session-notes.md").read_text() != "old\n"
+            assert not os.path.exists(resolver.handoff_path(session_id))
+        else:  # its hook came first: put back as it was
+            assert (board / "session-notes.md").read_text() == "old\n"
+            assert Path(resolver.handoff_path(session_id)).read_text() == "old handoff\n"
+
+
+def test_ctrl_c_during_cleanup_leaves_every_session_whole_and_the_next_run_finishes(
+    hook_venv: Path, resolver: PathResolver, project: Path
+) -> None:
+    _old_sessions(resolver, 2000)
+    cleaner = _cleaner(project, hook_venv, start_new_session=True)  # its own process group, like a terminal's
+    deadline = time.monotonic() + 60
+    while len(os.listdir(resolver.sessions_dir)) > 1500 and time.monotonic() < deadline:
+        time.sleep(0.002)
+    os.killpg(cleaner.pid, signal.SIGINT)  # what Ctrl+C does: the CLI and its workers all get it
+    cleaner.communicate(timeout=60)
+    assert cleaner.returncode != 0
+    left = os.listdir(resolver.sessions_dir)
+    assert 0 < len(left) < 2000
+    for name in left:  # never half a board: a session is whole, or set aside with its metadata still there
+        files = set(os.listdir(os.path.join(resolver.sessions_dir, name)))
+        if name.startswith(".removing-"):
+            assert "_meta.json" in files, name
+        else:
+            assert files == {"_meta.json", "session-notes.md"}, name
+            assert os.path.exists(resolver.handoff_path(name))
+
+    finish = _cleaner(project, hook_venv)
+    out, err = finish.communicate(timeout=120)
+    assert finish.returncode == 0, err
+    assert os.listdir(resolver.sessions_dir) == []
+    assert [n for n in os.listdir(resolver.get_handoff_dir()) if n.startswith("handoff-")] == []

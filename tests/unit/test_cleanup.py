@@ -52,7 +52,7 @@ def test_remove_deletes_sessions_and_their_handoffs_but_not_the_latest(resolver:
     _session(resolver, "kept", "ended", 1)
     latest_before = Path(resolver.latest_handoff_path()).read_text()
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
-    assert _ids(cleanup.remove(doomed)) == ["gone"]
+    assert _ids(cleanup.remove(doomed).removed) == ["gone"]
     assert not os.path.exists(resolver.get_session_blackboard_dir("gone"))
     assert not os.path.exists(resolver.handoff_path("gone"))
     assert os.path.exists(resolver.handoff_path("kept"))
@@ -60,12 +60,217 @@ def test_remove_deletes_sessions_and_their_handoffs_but_not_the_latest(resolver:
     assert [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".")] == []
 
 
-def test_a_session_resumed_after_the_plan_is_not_removed(resolver: PathResolver) -> None:
+def _tree(directory: str) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(Path(directory).iterdir())}
+
+
+def test_a_session_resumed_after_the_plan_is_left_untouched(resolver: PathResolver) -> None:
     _session(resolver, "s1", "ended", 40)
+    _session(resolver, "s2", "ended", 40)
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
     session.start(resolver, "s1", "resume", {})
-    assert cleanup.remove(doomed) == []
-    assert os.path.exists(resolver.meta_path("s1"))
+    before = _tree(resolver.get_session_blackboard_dir("s1"))
+    steps = []
+    assert _ids(cleanup.remove(doomed, steps.append).removed) == ["s2"]
+    assert _tree(resolver.get_session_blackboard_dir("s1")) == before
+    assert os.path.exists(resolver.handoff_path("s1")) and not os.path.exists(resolver.handoff_path("s2"))
+    assert steps == [1, 1]  # the progress advances for the kept session too
+    assert [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".")] == []
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fingerprint metadata written just now too, as if it were older than ``SETTLED_NS``."""
+    monkeypatch.setattr(cleanup, "SETTLED_NS", 0)
+
+
+def test_a_meta_rewritten_in_place_after_the_plan_is_noticed(resolver: PathResolver, settled: None) -> None:
+    _session(resolver, "s1", "ended", 40)
+    path = Path(resolver.meta_path("s1"))
+    os.utime(path, (1e9, 1e9))  # written long ago
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    assert doomed[0].seen is not None
+    inode, size = path.stat().st_ino, path.stat().st_size
+    path.write_text(path.read_text().replace('"status": "ended"', '"status":"active"', 1))
+    assert (path.stat().st_ino, path.stat().st_size) == (inode, size)  # only the times differ
+    assert cleanup.remove(doomed).removed == []
+    assert json.loads(path.read_text())["status"] == "active"
+
+
+def test_a_meta_written_moments_ago_is_not_fingerprinted(resolver: PathResolver) -> None:
+    _session(resolver, "s1", "ended", 40)
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    assert doomed[0].seen is None  # its inode and coarse times could come back with the next write
+
+
+def test_an_unchanged_meta_is_trusted_without_reading_it_again(
+    resolver: PathResolver, monkeypatch: pytest.MonkeyPatch, settled: None
+) -> None:
+    _session(resolver, "s1", "ended", 40)
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    assert doomed[0].seen is not None
+
+    def read_again(path: str) -> None:
+        raise AssertionError(f"read {path} again")
+
+    monkeypatch.setattr(cleanup, "read_meta_or_none", read_again)  # the forked workers inherit it
+    assert _ids(cleanup.remove(doomed).removed) == ["s1"]
+
+
+def test_a_session_swapped_for_a_symlink_after_the_plan_is_not_followed(resolver: PathResolver, tmp_path: Path) -> None:
+    _session(resolver, "s1", "ended", 40)
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    moved = tmp_path / "elsewhere"
+    os.rename(resolver.get_session_blackboard_dir("s1"), moved)
+    os.symlink(moved, resolver.get_session_blackboard_dir("s1"))
+    before = _tree(str(moved))
+    assert cleanup.remove(doomed).removed == []
+    assert _tree(str(moved)) == before
+    assert os.path.islink(resolver.get_session_blackboard_dir("s1"))
+
+
+def test_handoffs_are_not_pruned_through_a_handoff_folder_linked_outside_the_root(
+    resolver: PathResolver, tmp_path: Path
+) -> None:
+    _session(resolver, "old", "ended", 40)
+    outside = tmp_path / "outside-handoffs"
+    os.rename(resolver.get_handoff_dir(), outside)
+    os.symlink(outside, resolver.get_handoff_dir())
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    assert _ids(cleanup.remove(doomed).removed) == ["old"]
+    assert (outside / "handoff-old.md").exists()
+
+
+def test_a_session_left_set_aside_by_an_interrupted_cleanup_goes_next_time(resolver: PathResolver) -> None:
+    _session(resolver, "old", "ended", 40)
+    _session(resolver, "kept", "ended", 1)
+    os.rename(resolver.get_session_blackboard_dir("old"), os.path.join(resolver.sessions_dir, ".removing-old-99"))
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    assert os.path.exists(resolver.handoff_path("old"))
+    assert _ids(cleanup.remove(doomed).removed) == [".removing-old-99"]
+    assert os.listdir(resolver.sessions_dir) == ["kept"]
+    assert not os.path.exists(resolver.handoff_path("old")) and os.path.exists(resolver.handoff_path("kept"))
+
+
+def test_a_session_resumed_between_the_checks_is_put_back_whole(
+    resolver: PathResolver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _session(resolver, "s1", "ended", 40)
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    before = _tree(resolver.get_session_blackboard_dir("s1"))
+    checks = []
+
+    def resumed_after_the_first_check(candidate: cleanup.Candidate, directory: str) -> bool:
+        checks.append(directory)
+        return len(checks) == 1
+
+    monkeypatch.setattr(cleanup, "_still_finished", resumed_after_the_first_check)
+    assert cleanup.remove(doomed) == ([], [])
+    assert _tree(resolver.get_session_blackboard_dir("s1")) == before
+    assert os.path.exists(resolver.handoff_path("s1"))
+    assert [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".")] == []
+
+
+def test_a_board_that_cannot_be_put_back_is_kept_aside_whole_and_reported(
+    resolver: PathResolver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _session(resolver, "s1", "ended", 40)
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    before = _tree(resolver.get_session_blackboard_dir("s1"))
+
+    def resumed_and_its_folder_made_again(candidate: cleanup.Candidate, directory: str) -> bool:
+        if directory == candidate.directory:
+            return True
+        os.mkdir(candidate.directory)  # as a lock taken on the resumed board does
+        Path(candidate.directory, "_meta.json.lock").touch()
+        return False
+
+    monkeypatch.setattr(cleanup, "_still_finished", resumed_and_its_folder_made_again)
+    removed, problems = cleanup.remove(doomed)
+    [aside] = [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".removing-s1-")]
+    assert removed == [] and len(problems) == 1
+    assert problems[0].startswith("s1: resumed while being removed") and aside in problems[0]
+    assert _tree(os.path.join(resolver.sessions_dir, aside)) == before
+    assert os.path.exists(resolver.handoff_path("s1"))
+
+
+def test_a_session_that_fails_to_delete_is_reported_and_taken_by_the_next_cleanup(
+    resolver: PathResolver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("bad", "good"):
+        _session(resolver, name, "ended", 40)
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    unlink = os.unlink
+
+    def refuse(path: str) -> None:  # a file left by a `sudo claude` session, say
+        if f"{os.sep}.removing-bad-" in path and path.endswith("session-notes.md"):
+            raise PermissionError(13, "Permission denied", path)
+        unlink(path)
+
+    monkeypatch.setattr(os, "unlink", refuse)
+    removed, problems = cleanup.remove(doomed)
+    assert _ids(removed) == ["good"]
+    assert len(problems) == 1 and problems[0].startswith("bad: [Errno 13] Permission denied")
+    [aside] = [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".removing-bad-")]
+    assert os.path.exists(os.path.join(resolver.sessions_dir, aside, "_meta.json"))  # deleted last, so still known
+    monkeypatch.setattr(os, "unlink", unlink)
+    doomed, skipped = cleanup.plan([resolver], 30 * DAY, keep=0)
+    assert _ids(doomed) == [aside] and skipped == []
+    assert _ids(cleanup.remove(doomed).removed) == [aside]
+    assert os.listdir(resolver.sessions_dir) == []
+
+
+def test_remove_falls_back_to_threads_when_forking_fails(
+    resolver: PathResolver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(3):
+        _session(resolver, f"s{i}", "ended", 40)
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+
+    def no_more_processes() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_more_processes)
+    assert _ids(cleanup.remove(doomed).removed) == ["s0", "s1", "s2"]
+    assert os.listdir(resolver.sessions_dir) == []
+
+
+def test_remove_reports_the_bytes_freed(resolver: PathResolver) -> None:
+    _session(resolver, "old", "ended", 40)
+    (Path(resolver.get_session_blackboard_dir("old")) / "extra").mkdir()
+    (Path(resolver.get_session_blackboard_dir("old")) / "extra" / "data.bin").write_bytes(b"x" * 5000)
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    measured = doomed[0].size
+    assert [c.size for c in cleanup.remove(doomed).removed] == [measured] and measured > 5000
+
+
+def _no_semaphores(*args: object, **kwargs: object) -> None:
+    raise OSError(38, "Function not implemented")
+
+
+def _workers_kind() -> str:
+    with cleanup._workers(1) as pool:
+        return type(pool).__name__
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value"),
+    [
+        pytest.param("sys.platform", "darwin", id="macos"),
+        pytest.param("concurrent.futures.ProcessPoolExecutor", _no_semaphores, id="no-semaphores"),
+    ],
+)
+def test_remove_works_with_threads_where_it_cannot_fork(
+    resolver: PathResolver, monkeypatch: pytest.MonkeyPatch, attribute: str, value: object
+) -> None:
+    for i in range(3):
+        _session(resolver, f"s{i}", "ended", 40)
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    assert _workers_kind() == "ProcessPoolExecutor"
+    monkeypatch.setattr(attribute, value)
+    assert _workers_kind() == "ThreadPoolExecutor"
+    assert _ids(cleanup.remove(doomed).removed) == ["s0", "s1", "s2"]
+    assert os.listdir(resolver.sessions_dir) == []
 
 
 def test_symlinks_are_never_followed(resolver: PathResolver, tmp_path: Path) -> None:
