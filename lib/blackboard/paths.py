@@ -191,24 +191,28 @@ class PathResolver:
 
     def list_session_blackboards(self, status: Optional[str] = None) -> List[SessionEntry]:
         """Every session of the project, newest start first; a corrupt ``_meta.json`` is reported, not fatal."""
-        from .meta import read_meta
-
         entries = []
         try:
             names = os.listdir(self.sessions_dir)
         except FileNotFoundError:
             names = []
-        for name in names:
-            directory = os.path.join(self.sessions_dir, name)
-            try:
-                meta = read_meta(os.path.join(directory, "_meta.json"))
-                error = None if meta else f"{directory} has no _meta.json; run `blackboard doctor`"
-            except BlackboardError as exc:
-                meta, error = None, str(exc)
-            if status is None or (meta is not None and meta.get("status") == status):
-                entries.append(SessionEntry(name, directory, meta, error))
+        for entry in map(self.session_entry, names):
+            if status is None or (entry.meta is not None and entry.meta.get("status") == status):
+                entries.append(entry)
         entries.sort(key=lambda e: (str((e.meta or {}).get("started") or ""), e.session_id), reverse=True)
         return entries
+
+    def session_entry(self, name: str) -> SessionEntry:
+        """The session in ``sessions/{name}``, with an error instead of metadata when that is missing or corrupt."""
+        from .meta import read_meta
+
+        directory = os.path.join(self.sessions_dir, name)
+        try:
+            meta = read_meta(os.path.join(directory, "_meta.json"))
+            error = None if meta else f"{directory} has no _meta.json; run `blackboard doctor`"
+        except BlackboardError as exc:
+            meta, error = None, str(exc)
+        return SessionEntry(name, directory, meta, error)
 
     def owner_of(self, session_id: str) -> Optional[PathResolver]:
         """The resolver whose project holds ``session_id``: this one, else any under the root, else None."""
