@@ -223,7 +223,7 @@ def _remove_one(job: Tuple[Candidate, bool, bool]) -> Tuple[Optional[int], Optio
         trash = _set_aside(candidate)
         if trash is None:
             return None, None
-        session_id = _session_id_of(candidate.session_id)
+        session_id = session_id_of(candidate.session_id)
         # before the deleting, so a board started afresh meanwhile keeps the handoff it writes
         if (
             handoffs_ok
@@ -237,7 +237,7 @@ def _remove_one(job: Tuple[Candidate, bool, bool]) -> Tuple[Optional[int], Optio
         return None, str(exc)
 
 
-def _session_id_of(name: str) -> str:
+def session_id_of(name: str) -> str:
     """The session a folder belongs to: ``s1`` for ``s1`` and for ``.removing-s1-4242`` left by a cleanup."""
     while name.startswith(TRASH):
         name = name[len(TRASH) :].rpartition("-")[0]
@@ -274,7 +274,7 @@ def _set_aside(candidate: Candidate) -> Optional[str]:
     except OSError:
         raise OSError(
             f"resumed while being removed, and a new {candidate.directory} appeared meanwhile; "
-            f"the resumed board is kept whole at {trash}: move it back when the session ends"
+            f"the resumed board is kept whole at {trash}; see `blackboard doctor`"
         ) from None
     return None
 

@@ -9,11 +9,11 @@ import sys
 import time
 from typing import Iterator, List, Mapping, NamedTuple
 
-from . import handoff, recovery
+from . import cleanup, handoff, recovery
 from .clock import now_iso
 from .fsutil import read_text
 from .meta import new_meta, write_meta
-from .paths import PathResolver, all_projects
+from .paths import PathResolver, SessionEntry, all_projects
 
 LOCK_HELD_TOO_LONG = 600
 TEMP_FILE_AGE = 3600
@@ -56,6 +56,9 @@ def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: 
     limit, host = recovery.abandon_after(environ), recovery.host_name()
     for entry in resolver.list_session_blackboards():
         where = f"{resolver.project.org}/{resolver.project.name} session {entry.session_id}"
+        if entry.session_id.startswith(cleanup.TRASH):
+            findings += _check_set_aside(resolver, entry)
+            continue
         if entry.meta is None:
             problem = f"{where}: {entry.error}"
             fix = "blackboard doctor --fix sets the file aside and writes a fresh _meta.json (status abandoned)"
@@ -66,6 +69,18 @@ def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: 
             fixed = repair and recovery.abandon(resolver, entry.session_id, reason)
             findings.append(Finding(f"{where} is stuck active: {reason}", "blackboard doctor --fix abandons it", fixed))
     return findings
+
+
+def _check_set_aside(resolver: PathResolver, entry: SessionEntry) -> List[Finding]:
+    """A board a cleanup renamed aside: to finish removing, or (resumed meanwhile) to put back by hand."""
+    status = (entry.meta or {}).get("status")
+    if status in cleanup.FINISHED:
+        return [Finding(f"{entry.directory} is left by an interrupted cleanup", "blackboard cleanup removes it")]
+    if entry.meta is None:
+        return [Finding(f"{entry.directory} is left by an interrupted cleanup: {entry.error}", "remove it by hand")]
+    home = os.path.join(resolver.sessions_dir, cleanup.session_id_of(entry.session_id))
+    problem = f"{entry.directory} holds a session that resumed while a cleanup removed it"
+    return [Finding(problem, f"compare it with {home} and keep the board you want under that name")]
 
 
 def _rebuild_meta(resolver: PathResolver, session_id: str) -> bool:

@@ -127,3 +127,23 @@ def test_a_session_folder_without_metadata_is_reported(resolver: PathResolver, r
     assert "partial" in finding.problem and "no _meta.json" in finding.problem
     _problems(root, repair=True)
     assert (read_meta(resolver.meta_path("partial")) or {})["status"] == "abandoned"
+
+
+def test_boards_a_cleanup_set_aside_are_reported_and_never_touched(resolver: PathResolver, root: Path) -> None:
+    for name in ("resumed", "ended"):
+        session.start(resolver, name, "startup", {}, claude_pid=str(os.getpid()))
+    session.end(resolver, "ended", "other")
+    aside = {name: os.path.join(resolver.sessions_dir, f".removing-{name}-42") for name in ("resumed", "ended")}
+    for name, path in aside.items():
+        os.rename(resolver.get_session_blackboard_dir(name), path)
+    os.mkdir(resolver.get_session_blackboard_dir("resumed"))  # what a lock on the resumed board leaves
+    before = {path: sorted(os.listdir(path)) for path in aside.values()}
+    findings = {f.problem: f.fix for f in _problems(root, repair=True) if ".removing-" in f.problem}
+    assert findings == {
+        f"{aside['resumed']} holds a session that resumed while a cleanup removed it": (
+            f"compare it with {resolver.get_session_blackboard_dir('resumed')} "
+            "and keep the board you want under that name"
+        ),
+        f"{aside['ended']} is left by an interrupted cleanup": "blackboard cleanup removes it",
+    }
+    assert {path: sorted(os.listdir(path)) for path in aside.values()} == before
