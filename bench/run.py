@@ -22,7 +22,7 @@ from blackboard import entries  # noqa: E402
 from blackboard.meta import new_meta  # noqa: E402
 from blackboard.paths import PathResolver, identify_project  # noqa: E402
 
-RUNS = int(os.environ.get("BENCH_RUNS", "21"))
+RUNS = int(os.environ.get("BENCH_RUNS", "41"))
 CLEANUP_RUNS = 3
 RESULTS: List[Dict[str, object]] = []
 
