@@ -9,7 +9,7 @@ import os
 import shutil
 import stat
 import time
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, List, NamedTuple, Optional, Tuple, TypeVar
+from typing import TYPE_CHECKING, Callable, Dict, Generator, Iterable, List, NamedTuple, Optional, Tuple, TypeVar
 
 from .clock import age_seconds
 from .errors import BlackboardError
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 FINISHED = ("ended", "abandoned")
 WORKERS = 8  # 4, 12 and 16 measured no faster (see _workers)
+CHUNK = 32  # jobs a worker takes at a time
+SERIAL_BELOW = 64  # fewer jobs than this run in this process: forking would cost more
 Fingerprint = Tuple[int, int, int, int]
 SETTLED_NS = 2_000_000_000  # a FAT time stamp is 2 s coarse
 TRASH = ".removing-"
@@ -52,18 +54,19 @@ def plan(
     boards are no longer in memory (a month-old board usually is not): 10 000 read one by
     one took 3.8 s from a cold cache here, against 0.6 s warm.
     """
+    resolvers = list(resolvers)
+    jobs = [(resolver, name) for resolver in resolvers for name in _names(resolver.sessions_dir)]
+    found: Dict[int, List[Tuple[Optional[Fingerprint], SessionEntry]]] = {id(r): [] for r in resolvers}
+    with contextlib.closing(_parallel(_read_session, jobs)) as results:
+        for (resolver, _), result in zip(jobs, results):
+            found[id(resolver)].append(result)
     doomed: List[Candidate] = []
     skipped: List[str] = []
     for resolver in resolvers:
-        try:
-            names = os.listdir(resolver.sessions_dir)
-        except FileNotFoundError:
-            continue
-        read = list(_parallel(_read_session, [(resolver, name) for name in names]))
-        seen = {entry.session_id: settled for settled, entry in read if settled is not None}
-        listed = [entry for _, entry in read]
+        seen = {entry.session_id: settled for settled, entry in found[id(resolver)] if settled is not None}
+        listed = sorted((entry for _, entry in found[id(resolver)]), key=lambda e: e.session_id)
         skipped += [f"{e.session_id}: {e.error}" for e in listed if e.error]
-        finished = sorted(_finished(listed), key=lambda e: finished_at(e.meta or {}), reverse=True)
+        finished = sorted(_finished(listed), key=lambda e: (finished_at(e.meta or {}), e.session_id), reverse=True)
         for entry in finished[keep:]:
             age = age_seconds(finished_at(entry.meta or {}))
             if age is None or age < older_than:
@@ -76,8 +79,16 @@ def plan(
             candidate = Candidate(resolver, entry.session_id, entry.directory, meta["status"], finished_at(meta), 0)
             doomed.append(candidate._replace(seen=seen.get(entry.session_id)))
     if measure:
-        doomed = [c._replace(size=size) for c, size in zip(doomed, _parallel(tree_size, [c.directory for c in doomed]))]
+        with contextlib.closing(_parallel(tree_size, [c.directory for c in doomed])) as sizes:
+            doomed = [c._replace(size=size) for c, size in zip(doomed, sizes)]
     return doomed, skipped
+
+
+def _names(sessions_dir: str) -> List[str]:
+    try:
+        return os.listdir(sessions_dir)
+    except FileNotFoundError:
+        return []
 
 
 def _finished(listed: List[SessionEntry]) -> List[SessionEntry]:
@@ -136,7 +147,7 @@ def remove(candidates: List[Candidate], advance: Optional[Callable[[int], None]]
 
     Each session goes whole through ``_remove_one`` in one of several workers, so renaming,
     checking and deleting overlap instead of running as phases. ``advance`` is called once
-    per candidate, removed or kept. On Ctrl+C each worker finishes the session it is on.
+    per candidate, removed or kept. On Ctrl+C each session is removed whole or not at all.
     """
     if not candidates:
         return Removal([], [])
@@ -145,32 +156,38 @@ def remove(candidates: List[Candidate], advance: Optional[Callable[[int], None]]
     handoffs_ok = {key: _is_inside(r, r.get_handoff_dir()) for key, r in resolvers.items()}
     jobs = [(c, sessions_ok[id(c.resolver)], handoffs_ok[id(c.resolver)]) for c in candidates]
     removed, problems = [], []
-    for candidate, (freed, problem) in zip(candidates, _parallel(_remove_one, jobs)):
-        if freed is not None:
-            removed.append(candidate._replace(size=freed))
-        if problem:
-            problems.append(f"{candidate.session_id}: {problem}")
-        if advance:
-            advance(1)
+    with contextlib.closing(_parallel(_remove_one, jobs)) as results:
+        for candidate, (freed, problem) in zip(candidates, results):
+            if freed is not None:
+                removed.append(candidate._replace(size=freed))
+            if problem:
+                problems.append(f"{candidate.session_id}: {problem}")
+            if advance:
+                advance(1)
     return Removal(removed, problems)
 
 
-def _parallel(function: Callable[[Job], Result], jobs: List[Job]) -> Iterator[Result]:
-    """``function`` over ``jobs`` in several workers, the results in order.
+def _parallel(function: Callable[[Job], Result], jobs: List[Job]) -> Generator[Result, None, None]:
+    """``function`` over ``jobs`` in several workers (in this process for a few), the results in order.
 
-    On Ctrl+C (or any error here) no more jobs are handed out and each worker finishes the
-    one it is on.
+    On Ctrl+C (or any error here) no more batches are handed out; the workers finish those
+    they hold, up to ``CHUNK`` jobs each and a batch more queued per worker, job by job.
     """
-    if not jobs:
+    if len(jobs) < SERIAL_BELOW:
+        yield from map(function, jobs)
         return
     pool = _workers(min(WORKERS, len(jobs)))
     try:
         try:
-            results = pool.map(function, jobs, chunksize=32)
-        except OSError:  # the first fork failed (too many processes, say): the same work on threads
-            from concurrent.futures import ThreadPoolExecutor
-
+            results = pool.map(function, jobs, chunksize=CHUNK)
+        except BaseException as exc:  # a fork failed part-way: without work, the workers forked would wait forever
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.kill()
             pool.shutdown(wait=False)
+            if not isinstance(exc, OSError):
+                raise
+            from concurrent.futures import ThreadPoolExecutor  # too many processes, say: the same work on threads
+
             pool = ThreadPoolExecutor(min(WORKERS, len(jobs)))
             results = pool.map(function, jobs)
         yield from results

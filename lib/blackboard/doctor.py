@@ -77,7 +77,8 @@ def _check_set_aside(resolver: PathResolver, entry: SessionEntry) -> List[Findin
     if status in cleanup.FINISHED:
         return [Finding(f"{entry.directory} is left by an interrupted cleanup", "blackboard cleanup removes it")]
     if entry.meta is None:
-        return [Finding(f"{entry.directory} is left by an interrupted cleanup: {entry.error}", "remove it by hand")]
+        problem = f"{entry.directory} is left by an interrupted cleanup and has no readable _meta.json"
+        return [Finding(problem, "look inside, then remove it by hand")]
     home = os.path.join(resolver.sessions_dir, cleanup.session_id_of(entry.session_id))
     problem = f"{entry.directory} holds a session that resumed while a cleanup removed it"
     return [Finding(problem, f"compare it with {home} and keep the board you want under that name")]

@@ -70,7 +70,7 @@ def test_cleanup_during_session_starts_and_a_resume(hook_venv: Path, resolver: P
 
 
 def test_sessions_resumed_while_cleanup_runs_stay_whole(hook_venv: Path, resolver: PathResolver, project: Path) -> None:
-    """Each resumed session is either put back untouched or removed and started afresh, never half gone."""
+    """Each resumed session is either left as it was or removed and started afresh, never half gone."""
     _old_sessions(resolver, 1000)
     resumed = [f"old-{i:03d}" for i in range(0, 1000, 50)]  # spread out: some are reached before their hook, some after
     waiting = [spawn_hook("SessionStart", start_payload(i, project, "resume"), hook_venv) for i in resumed]
@@ -97,7 +97,7 @@ def test_sessions_resumed_while_cleanup_runs_stay_whole(hook_venv: Path, resolve
         if session_id in removed:  # its hook came after the removal: a fresh board, no old handoff
             assert (board / "session-notes.md").read_text() != "old\n"
             assert not os.path.exists(resolver.handoff_path(session_id))
-        else:  # its hook came first: put back as it was
+        else:  # its hook came first: left (or put back) as it was
             assert (board / "session-notes.md").read_text() == "old\n"
             assert Path(resolver.handoff_path(session_id)).read_text() == "old handoff\n"
 

@@ -1,4 +1,5 @@
 import json
+import multiprocessing
 import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -11,6 +12,12 @@ from blackboard.meta import update_meta
 from blackboard.paths import PathResolver
 
 DAY = 86400
+
+
+@pytest.fixture(autouse=True)
+def in_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small boards through the worker pool too, as 10 000 sessions would go."""
+    monkeypatch.setattr(cleanup, "SERIAL_BELOW", 0)
 
 
 def _iso(days_ago: float) -> str:
@@ -87,7 +94,7 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_meta_rewritten_in_place_after_the_plan_is_noticed(resolver: PathResolver, settled: None) -> None:
     _session(resolver, "s1", "ended", 40)
     path = Path(resolver.meta_path("s1"))
-    os.utime(path, (1e9, 1e9))  # written long ago
+    os.utime(path, (1e9, 1e9))  # times long past, so that the rewrite changes them
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
     assert doomed[0].seen is not None
     inode, size = path.stat().st_ino, path.stat().st_size
@@ -220,19 +227,44 @@ def test_a_session_that_fails_to_delete_is_reported_and_taken_by_the_next_cleanu
     assert os.listdir(resolver.sessions_dir) == []
 
 
+FORKS = cleanup._workers(1).__class__.__name__ == "ProcessPoolExecutor"
+needs_fork = pytest.mark.skipif(not FORKS, reason="this system removes on threads, not forked workers")
+
+
+@needs_fork
+@pytest.mark.parametrize("forks_before_failing", [0, 2])
 def test_remove_falls_back_to_threads_when_forking_fails(
-    resolver: PathResolver, monkeypatch: pytest.MonkeyPatch
+    resolver: PathResolver, monkeypatch: pytest.MonkeyPatch, forks_before_failing: int
 ) -> None:
-    for i in range(3):
+    for i in range(4):
         _session(resolver, f"s{i}", "ended", 40)
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    fork, forks = os.fork, []
 
-    def no_more_processes() -> int:
-        raise BlockingIOError(11, "Resource temporarily unavailable")
+    def fails_after_some() -> int:
+        forks.append(1)
+        if len(forks) > forks_before_failing:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return fork()
 
-    monkeypatch.setattr(os, "fork", no_more_processes)
-    assert _ids(cleanup.remove(doomed).removed) == ["s0", "s1", "s2"]
+    monkeypatch.setattr(os, "fork", fails_after_some)
+    assert _ids(cleanup.remove(doomed).removed) == ["s0", "s1", "s2", "s3"]
+    assert len(forks) == forks_before_failing + 1  # it did try to fork, then went on with threads
     assert os.listdir(resolver.sessions_dir) == []
+    assert multiprocessing.active_children() == []  # the workers forked before the failure are gone
+
+
+def test_a_few_sessions_are_removed_without_forking(resolver: PathResolver, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cleanup, "SERIAL_BELOW", 64)
+    for i in range(3):
+        _session(resolver, f"s{i}", "ended", 40)
+
+    def no_pool(count: int) -> None:
+        raise AssertionError("a pool for three sessions")
+
+    monkeypatch.setattr(cleanup, "_workers", no_pool)
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    assert _ids(cleanup.remove(doomed).removed) == ["s0", "s1", "s2"]
 
 
 def test_remove_reports_the_bytes_freed(resolver: PathResolver) -> None:
@@ -260,13 +292,13 @@ def _workers_kind() -> str:
         pytest.param("concurrent.futures.ProcessPoolExecutor", _no_semaphores, id="no-semaphores"),
     ],
 )
+@needs_fork
 def test_remove_works_with_threads_where_it_cannot_fork(
     resolver: PathResolver, monkeypatch: pytest.MonkeyPatch, attribute: str, value: object
 ) -> None:
     for i in range(3):
         _session(resolver, f"s{i}", "ended", 40)
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
-    assert _workers_kind() == "ProcessPoolExecutor"
     monkeypatch.setattr(attribute, value)
     assert _workers_kind() == "ThreadPoolExecutor"
     assert _ids(cleanup.remove(doomed).removed) == ["s0", "s1", "s2"]

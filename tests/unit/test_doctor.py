@@ -130,12 +130,13 @@ def test_a_session_folder_without_metadata_is_reported(resolver: PathResolver, r
 
 
 def test_boards_a_cleanup_set_aside_are_reported_and_never_touched(resolver: PathResolver, root: Path) -> None:
-    for name in ("resumed", "ended"):
+    for name in ("resumed", "ended", "torn"):
         session.start(resolver, name, "startup", {}, claude_pid=str(os.getpid()))
     session.end(resolver, "ended", "other")
-    aside = {name: os.path.join(resolver.sessions_dir, f".removing-{name}-42") for name in ("resumed", "ended")}
+    aside = {name: os.path.join(resolver.sessions_dir, f".removing-{name}-42") for name in ("resumed", "ended", "torn")}
     for name, path in aside.items():
         os.rename(resolver.get_session_blackboard_dir(name), path)
+    os.unlink(os.path.join(aside["torn"], "_meta.json"))
     os.mkdir(resolver.get_session_blackboard_dir("resumed"))  # what a lock on the resumed board leaves
     before = {path: sorted(os.listdir(path)) for path in aside.values()}
     findings = {f.problem: f.fix for f in _problems(root, repair=True) if ".removing-" in f.problem}
@@ -145,5 +146,8 @@ def test_boards_a_cleanup_set_aside_are_reported_and_never_touched(resolver: Pat
             "and keep the board you want under that name"
         ),
         f"{aside['ended']} is left by an interrupted cleanup": "blackboard cleanup removes it",
+        f"{aside['torn']} is left by an interrupted cleanup and has no readable _meta.json": (
+            "look inside, then remove it by hand"
+        ),
     }
     assert {path: sorted(os.listdir(path)) for path in aside.values()} == before
