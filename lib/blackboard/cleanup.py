@@ -101,9 +101,8 @@ def _read_session(job: Tuple[PathResolver, str]) -> Tuple[Optional[Fingerprint],
     return settled_fingerprint(os.path.join(resolver.sessions_dir, name)), resolver.session_entry(name)
 
 
-def fingerprint(path: str) -> Fingerprint:
-    """Inode, size, mtime and ctime of ``path`` (not following a symlink): any rewrite changes it."""
-    info = os.lstat(path)
+def fingerprint(info: os.stat_result) -> Fingerprint:
+    """Inode, size, mtime and ctime from ``os.lstat``: any rewrite of the file changes one of them."""
     return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
@@ -122,7 +121,7 @@ def settled_fingerprint(board: str) -> Optional[Fingerprint]:
         return None
     if not stat.S_ISREG(info.st_mode) or info.st_ctime_ns > time.time_ns() - SETTLED_NS:
         return None
-    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    return fingerprint(info)
 
 
 def tree_size(directory: str) -> int:
@@ -245,7 +244,7 @@ def _remove_one(job: Tuple[Candidate, bool, bool]) -> Tuple[Optional[int], Optio
         if (
             handoffs_ok
             and is_session_id(session_id)
-            and not os.path.lexists(os.path.join(candidate.resolver.sessions_dir, session_id))
+            and not os.path.lexists(candidate.resolver.get_session_blackboard_dir(session_id))
         ):
             with contextlib.suppress(FileNotFoundError):  # unlink removes a symlink itself, never its target
                 os.unlink(candidate.resolver.handoff_path(session_id))
@@ -307,7 +306,7 @@ def _still_finished(candidate: Candidate, directory: str) -> bool:
     try:
         if not stat.S_ISDIR(os.lstat(directory).st_mode):
             return False
-        if candidate.seen is not None and fingerprint(path) == candidate.seen:
+        if candidate.seen is not None and fingerprint(os.lstat(path)) == candidate.seen:
             return True
     except OSError:
         return False
