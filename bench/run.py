@@ -20,7 +20,8 @@ sys.path.insert(0, str(REPO / "lib"))
 
 from blackboard import entries  # noqa: E402
 from blackboard.meta import new_meta  # noqa: E402
-from blackboard.paths import PathResolver, identify_project  # noqa: E402
+from blackboard.paths import PathResolver  # noqa: E402
+from blackboard.project import identify_project  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_RUNS", "41"))
 CLEANUP_RUNS = 3

@@ -4,23 +4,18 @@ Standard library only, because it runs before any dependency exists. Builds besi
 target, then renames into place under a lock, so concurrent sessions build it once and
 never see a half-built environment. Exit status 0 means the venv is ready.
 
-hooks/hook.py imports ``ready`` on every SessionStart, so the rest is imported where it is used.
+Whether an environment is ready is decided by ``blackboard.environment.ready``, the one
+place that check is spelled.
 """
 
 import os
 import sys
 
-STAMP = ".blackboard-requirements"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+
+from blackboard.environment import STAMP, ready  # noqa: E402
+
 DEADLINE_SECONDS = 240  # under the SessionStart hook's timeout in hooks/hooks.json
-
-
-def ready(venv: str, requirements: str) -> bool:
-    """True when ``venv`` was built from exactly these requirements."""
-    try:
-        with open(os.path.join(venv, STAMP), "rb") as stamp, open(requirements, "rb") as wanted:
-            return stamp.read() == wanted.read() and os.path.exists(os.path.join(venv, "bin", "python"))
-    except OSError:
-        return False
 
 
 def build(venv: str, requirements: str, log) -> None:

@@ -11,7 +11,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
 
-from blackboard.paths import PathResolver, identify_project  # noqa: E402
+from blackboard.paths import PathResolver  # noqa: E402
+from blackboard.project import identify_project  # noqa: E402
 from helpers import REPO, HookResult, hook_argv, make_git_project  # noqa: E402
 
 HOOK_ENV_NOISE = ("BLACKBOARD_", "CLAUDE_", "MNEMONIC_ROOT", "ANTHROPIC_")

@@ -128,3 +128,14 @@ HOSTILE_SESSION_IDS = {
     "arabic-indic-digit": "\u0663",
     "superscript-digit": "\u00b9",
 }
+
+
+def run_cli(*args: str, stdin: str = "", env: Optional[dict] = None) -> "tuple[int, str, str]":
+    """``blackboard ARGS`` in this process, through the CLI's own entry point: (exit status, stdout, stderr)."""
+    from click.testing import CliRunner
+
+    from blackboard import cli
+
+    with CliRunner(mix_stderr=False).isolation(input=stdin, env=env or {}) as (out, err):
+        code = cli.run(list(args))
+        return code, out.getvalue().decode(), err.getvalue().decode()

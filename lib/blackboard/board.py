@@ -1,18 +1,20 @@
 """One session's board as agents use it: notes, tasks with claims, keyed shared context."""
 
-import os
-from typing import Callable, List, Mapping, Optional, Tuple
+from __future__ import annotations
 
-from . import entries
+import os
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
+
+from . import entries, settings
 from .clock import age_seconds, now_iso
 from .entries import Entry
 from .errors import BlackboardError
 from .fsutil import read_text
-from .ids import ENV_VARS, validate_session_id
+from .ids import validate_session_id
 from .meta import Meta, read_meta, read_meta_or_none, update_meta
-from .paths import PathResolver
+from .paths import BOARD_FILES, PathResolver
+from .registry import active_session_ids, find_owner, last_activity, list_sessions
 
-DEFAULT_MAX_VALUE_CHARS = 10_000
 CAPACITY_WARNING_BYTES = 20 * 1024 * 1024
 ACTIVITY_RESOLUTION_SECONDS = 60
 
@@ -27,18 +29,22 @@ class Board:
         self.found_by = found_by
 
     def path(self, kind: str) -> str:
-        return os.path.join(self.directory, entries.BOARD_FILES[kind][0])
+        """The file of ``tasks``, ``notes`` or ``context``."""
+        return self.resolver.board_file(self.session_id, kind)
 
     def meta(self) -> Meta:
+        """The session's metadata; an error when it has none."""
         meta = read_meta(self.resolver.meta_path(self.session_id))
         if meta is None:
             raise BlackboardError(f"session {self.session_id} has no _meta.json; run `blackboard doctor`")
         return meta
 
     def note(self, text: str, author: str) -> str:
+        """Append a note; returns its id (``n1``)."""
         return self._append("notes", "n", {"author": author}, text)
 
     def add_task(self, text: str, author: str) -> str:
+        """Add an open task; returns its id (``t1``)."""
         return self._append("tasks", "t", {"status": "open", "author": author}, text)
 
     def claim_task(self, task_id: str, author: str) -> Entry:
@@ -56,6 +62,8 @@ class Board:
         return self._update("tasks", task_id, claim)
 
     def finish_task(self, task_id: str, author: str) -> Entry:
+        """Mark a task done."""
+
         def finish(task: Entry) -> Entry:
             if task.fields.get("status") == "done":
                 raise BlackboardError(f"task {task_id} is already done")
@@ -71,6 +79,7 @@ class Board:
         self._touch()
 
     def read(self, key: str) -> Entry:
+        """The entry posted under ``key``."""
         for entry in self.entries("context")[0]:
             if entry.id == key:
                 return entry
@@ -87,17 +96,18 @@ class Board:
         return entries.parse(read_text(self.path(kind)))
 
     def recent_notes(self, limit: int) -> List[Entry]:
+        """The last ``limit`` notes, read from the file's tail."""
         return entries.read_tail_entries(self.path("notes"), 256 * 1024)[-limit:]
 
     def capacity_warning(self) -> Optional[str]:
-        for kind in entries.BOARD_FILES:
+        """A warning when a board file has grown past what handoffs read whole."""
+        for kind, name in BOARD_FILES.items():
             size = os.path.getsize(self.path(kind)) if os.path.exists(self.path(kind)) else 0
             if size > CAPACITY_WARNING_BYTES:
-                name = entries.BOARD_FILES[kind][0]
                 return f"{name} is {size // (1024 * 1024)} MB; handoffs only read its tail"
         return None
 
-    def _append(self, kind: str, prefix: str, fields: dict, text: str) -> str:
+    def _append(self, kind: str, prefix: str, fields: Dict[str, str], text: str) -> str:
         check_value(text)
         entry_id = entries.append(self.path(kind), prefix, fields, text)
         self._touch()
@@ -114,26 +124,27 @@ class Board:
         return result
 
     def _touch(self) -> None:
-        """Record activity, at most once a minute so busy agents do not contend on the metadata lock."""
+        """Record activity, at most once a minute so busy agents do not contend on the metadata lock.
+
+        Called after a write has succeeded: a failure here (a held lock, a full disk) must not
+        turn that success into an error, or a retrying agent would write the entry twice.
+        """
         path = self.resolver.meta_path(self.session_id)
         meta = read_meta_or_none(path)
-        age = age_seconds((meta or {}).get("last_activity"))
-        if meta is not None and (age is None or age > ACTIVITY_RESOLUTION_SECONDS):
-            update_meta(path, lambda m: m.update(last_activity=now_iso()))
-
-
-def max_value_chars(environ: Mapping[str, str] = os.environ) -> int:
-    try:
-        return int(environ.get("BLACKBOARD_MAX_VALUE_CHARS", DEFAULT_MAX_VALUE_CHARS))
-    except ValueError:
-        return DEFAULT_MAX_VALUE_CHARS
+        age = age_seconds(last_activity(self.resolver, meta)) if meta else None
+        if meta is None or (age is not None and age <= ACTIVITY_RESOLUTION_SECONDS):
+            return
+        try:
+            update_meta(path, lambda m: m.update({"last_activity": now_iso()}))
+        except (BlackboardError, OSError):
+            pass
 
 
 def check_value(text: str) -> None:
     """Refuse an empty or oversized value before anything is written."""
     if not text.strip():
         raise BlackboardError("nothing to write: the text is empty")
-    cap = max_value_chars()
+    cap = settings.max_value_chars()
     if len(text) > cap:
         raise BlackboardError(
             f"value is {len(text)} characters, over the cap of {cap}; write it to a file and post the path "
@@ -144,7 +155,7 @@ def check_value(text: str) -> None:
 def locate(environ: Mapping[str, str], cwd: str, explicit: Optional[str] = None) -> Board:
     """The board a command means: ``--session``, the session env vars, else this project's latest."""
     resolver = PathResolver.for_cwd(cwd, environ)
-    named = [(explicit, "--session")] + [(environ.get(name), name) for name in ENV_VARS]
+    named = [(explicit, "--session")] + [(environ.get(name), name) for name in settings.SESSION_ID_VARS]
     for session_id, source in named:
         if session_id:
             return _find(resolver, validate_session_id(session_id), source)
@@ -152,7 +163,7 @@ def locate(environ: Mapping[str, str], cwd: str, explicit: Optional[str] = None)
 
 
 def _find(resolver: PathResolver, session_id: str, source: str) -> Board:
-    owner = resolver.owner_of(session_id)
+    owner = find_owner(resolver, session_id)
     if owner is resolver:
         return Board(resolver, session_id, source)
     if owner is not None:  # the agent changed directory into another project
@@ -164,14 +175,13 @@ def _find(resolver: PathResolver, session_id: str, source: str) -> Board:
 
 
 def _latest(resolver: PathResolver) -> Board:
-    candidates = resolver.active_session_ids()
     found_by = "the most recently active session of this project"
-    metas = [read_meta_or_none(resolver.meta_path(i)) for i in candidates]
+    metas = [read_meta_or_none(resolver.meta_path(i)) for i in active_session_ids(resolver)]
     live = [m for m in metas if m]
     if not live:
-        live = [e.meta for e in resolver.list_session_blackboards() if e.meta]
+        live = [e.meta for e in list_sessions(resolver) if e.meta]
     if not live:
         name = f"{resolver.project.org}/{resolver.project.name}"
         raise BlackboardError(f"no session of {name} yet; start Claude Code here or pass --session ID")
-    newest = max(live, key=lambda m: (str(m.get("last_activity") or ""), str(m.get("started") or "")))
+    newest = max(live, key=lambda m: (last_activity(resolver, m), str(m.get("started") or "")))
     return Board(resolver, newest["session_id"], found_by)

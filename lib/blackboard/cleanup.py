@@ -9,24 +9,36 @@ import os
 import shutil
 import stat
 import time
-from typing import TYPE_CHECKING, Callable, Dict, Generator, Iterable, List, NamedTuple, Optional, Tuple, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Generator,
+    Iterable,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Tuple,
+    TypeVar,
+)
 
 from .clock import age_seconds
-from .errors import BlackboardError
+from .fsutil import resolves_inside
 from .ids import is_session_id
-from .meta import Meta, read_meta_or_none
-from .paths import PathResolver, SessionEntry
+from .meta import FINISHED, read_meta_or_none
+from .paths import PathResolver
+from .registry import SessionEntry, session_entry, session_id_of
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
-FINISHED = ("ended", "abandoned")
 WORKERS = 8  # 4, 12 and 16 measured no faster (see _workers)
 CHUNK = 32  # jobs a worker takes at a time
 SERIAL_BELOW = 64  # fewer jobs than this run in this process: forking would cost more
 Fingerprint = Tuple[int, int, int, int]
 SETTLED_NS = 2_000_000_000  # a FAT time stamp is 2 s coarse
-TRASH = ".removing-"
 Job = TypeVar("Job")
 Result = TypeVar("Result")
 
@@ -41,7 +53,7 @@ class Candidate(NamedTuple):
     seen: Optional[Fingerprint] = None  # its ``_meta.json`` as it was just before the plan read it
 
 
-def finished_at(meta: Meta) -> str:
+def finished_at(meta: Mapping[str, Any]) -> str:
     return str(meta.get("ended") or meta.get("last_activity") or meta.get("started") or "")
 
 
@@ -98,7 +110,7 @@ def _finished(listed: List[SessionEntry]) -> List[SessionEntry]:
 def _read_session(job: Tuple[PathResolver, str]) -> Tuple[Optional[Fingerprint], SessionEntry]:
     """A session as the listing shows it, and its settled fingerprint taken just before the read."""
     resolver, name = job
-    return settled_fingerprint(os.path.join(resolver.sessions_dir, name)), resolver.session_entry(name)
+    return settled_fingerprint(os.path.join(resolver.sessions_dir, name)), session_entry(resolver, name)
 
 
 def fingerprint(info: os.stat_result) -> Fingerprint:
@@ -253,20 +265,9 @@ def _remove_one(job: Tuple[Candidate, bool, bool]) -> Tuple[Optional[int], Optio
         return None, str(exc)
 
 
-def session_id_of(name: str) -> str:
-    """The session a folder belongs to: ``s1`` for ``s1`` and for ``.removing-s1-4242`` left by a cleanup."""
-    while name.startswith(TRASH):
-        name = name[len(TRASH) :].rpartition("-")[0]
-    return name
-
-
 def _is_inside(resolver: PathResolver, directory: str) -> bool:
     """Never delete through a folder that is a link to somewhere outside the root."""
-    try:
-        resolver.ensure_inside_root(directory)
-    except BlackboardError:
-        return False
-    return True
+    return resolves_inside(resolver.root, directory)
 
 
 def _set_aside(candidate: Candidate) -> Optional[str]:
@@ -278,7 +279,7 @@ def _set_aside(candidate: Candidate) -> Optional[str]:
     """
     if not _still_finished(candidate, candidate.directory):
         return None
-    trash = os.path.join(candidate.resolver.sessions_dir, f"{TRASH}{candidate.session_id}-{os.getpid()}")
+    trash = candidate.resolver.trash_dir(candidate.session_id, os.getpid())
     try:
         os.rename(candidate.directory, trash)
     except OSError:

@@ -1,39 +1,58 @@
 """The ``blackboard`` command: a thin click layer over the library.
 
-Expected failures are BlackboardError (or a usage error) and end as one line on stderr
-with exit status 1; ``--debug`` adds the traceback.
+Exit statuses, as pre-commit's error handler has them: 0 success; 1 an expected failure
+(``BlackboardError``, a file system that says no), one line on stderr naming the fix; 2 a
+usage error; 3 a bug, its traceback in ``$ROOT/logs/cli.log``; 130 Ctrl+C. ``--debug``
+prints the traceback too.
 """
+
+from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import click
 
+from . import settings
+from .board import Board, locate
+from .entries import Entry
 from .errors import BlackboardError
+from .meta import STATUSES
+from .paths import PathResolver
+from .registry import SessionEntry
 
 JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+EXPECTED, USAGE, BUG, INTERRUPTED = 1, 2, 3, 130
 
 
-def _board(ctx: click.Context) -> Any:
-    from .board import locate
-
+def _board(ctx: click.Context) -> Board:
     return locate(os.environ, os.getcwd(), ctx.obj["session"])
 
 
 def _author(ctx: click.Context) -> str:
-    return ctx.obj["author"] or os.environ.get("BLACKBOARD_AGENT") or "main"
+    return settings.author(ctx.obj["author"])
+
+
+def _here() -> PathResolver:
+    return PathResolver.for_cwd(os.getcwd(), os.environ)
+
+
+def _resolvers(all_projects: bool) -> List[PathResolver]:
+    from .registry import all_projects as every_project
+
+    return every_project(settings.root()) if all_projects else [_here()]
 
 
 def _emit(data: Any, as_json: bool, text: str) -> None:
     if as_json:
-        import json  # not needed by `--help` or plain text output
+        import json
 
         text = json.dumps(data, indent=2, ensure_ascii=False)
     click.echo(text)
 
 
-def _entry(entry: Any) -> Dict[str, Any]:
+def _entry(entry: Entry) -> Dict[str, Any]:
     return {"id": entry.id, **entry.fields, "text": entry.body}
 
 
@@ -46,51 +65,21 @@ def _value(value: str) -> str:
     return click.get_text_stream("stdin").read() if value == "-" else value
 
 
-class _Group(click.Group):
-    """Maps every failure to one line on stderr and exit status 1 (click's own usage errors exit 2)."""
-
-    def main(self, args: Any = None, prog_name: Optional[str] = None, **extra: Any) -> Any:  # type: ignore[override]
-        args = list(sys.argv[1:] if args is None else args)
-        extra.pop("standalone_mode", None)
-        code = 1
-        try:
-            result = super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
-            code = result if isinstance(result, int) else 0
-        except click.exceptions.Abort:
-            click.echo("blackboard: aborted", err=True)
-        except click.ClickException as exc:
-            hint = " (see blackboard --help)" if isinstance(exc, click.UsageError) else ""
-            click.echo(f"blackboard: error: {exc.format_message()}{hint}", err=True)
-        except BlackboardError as exc:
-            _fail(str(exc), "--debug" in args)
-        except Exception as exc:  # noqa: BLE001 - anything unexpected still ends as one line
-            _fail(_unexpected(exc), "--debug" in args)
-        sys.exit(code)
-
-
-def _unexpected(exc: Exception) -> str:
-    if isinstance(exc, OSError) and exc.filename:  # the filesystem said no: most often a broken root
-        return (
-            f"cannot use {exc.filename}: {exc.strerror}; check BLACKBOARD_ROOT (`blackboard doctor` says what is wrong)"
-        )
-    return f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for the traceback)"
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--session", metavar="ID", help="Session to use (default: $BLACKBOARD_SESSION_ID, then the latest).")
 @click.option("--author", metavar="NAME", help="Who is writing (default: $BLACKBOARD_AGENT, else main).")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 @click.pass_context
 def cli(ctx: click.Context, session: Optional[str], author: Optional[str], debug: bool) -> None:
     """A per-session blackboard for Claude Code agents: notes, tasks with claims, shared context."""
-    ctx.obj = {"session": session, "author": author, "debug": debug}
+    ctx.ensure_object(dict).update(session=session, author=author, debug=debug)
 
 
 @cli.command()
 @click.argument("text", nargs=-1, required=True)
 @JSON
 @click.pass_context
-def note(ctx: click.Context, text: tuple, as_json: bool) -> None:
+def note(ctx: click.Context, text: Sequence[str], as_json: bool) -> None:
     """Append a note (a decision, a finding) to session-notes.md. TEXT '-' reads stdin."""
     board = _board(ctx)
     note_id = board.note(_value(" ".join(text)), _author(ctx))
@@ -107,7 +96,7 @@ def task() -> None:
 @click.argument("text", nargs=-1, required=True)
 @JSON
 @click.pass_context
-def task_add(ctx: click.Context, text: tuple, as_json: bool) -> None:
+def task_add(ctx: click.Context, text: Sequence[str], as_json: bool) -> None:
     """Add an open task; prints its id."""
     board = _board(ctx)
     task_id = board.add_task(_value(" ".join(text)), _author(ctx))
@@ -148,7 +137,7 @@ def task_list(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     _warn(problems, "active-tasks.md")
 
 
-def _task_line(task: Any) -> str:
+def _task_line(task: Entry) -> str:
     status = task.fields.get("status", "open")
     who = task.fields.get("claimed_by")
     suffix = f" [{who}]" if who and status != "done" else ""
@@ -207,17 +196,13 @@ def _first_line(text: str, width: int = 60) -> str:
 
 @cli.command()
 @click.option("--all-projects", is_flag=True, help="Every project under the root, not just this one.")
-@click.option("--status", type=click.Choice(["active", "ended", "abandoned"]), help="Only sessions in this state.")
+@click.option("--status", type=click.Choice(STATUSES), help="Only sessions in this state.")
 @JSON
 def sessions(all_projects: bool, status: Optional[str], as_json: bool) -> None:
     """List sessions, newest first."""
-    from .paths import PathResolver, default_root
-    from .paths import all_projects as every_project
+    from .registry import list_sessions
 
-    resolvers = (
-        every_project(default_root(os.environ)) if all_projects else [PathResolver.for_cwd(os.getcwd(), os.environ)]
-    )
-    rows = [_session_row(r, e) for r in resolvers for e in r.list_session_blackboards(status)]
+    rows = [_session_row(r, e) for r in _resolvers(all_projects) for e in list_sessions(r, status)]
     rows.sort(key=lambda row: (row["started"] or "", row["session_id"]), reverse=True)
     lines = [
         f"{r['session_id']:<38} {r['status'] or 'corrupt':<9} {r['started'] or '-':<20} {r['ended'] or '-':<20} "
@@ -231,8 +216,8 @@ def sessions(all_projects: bool, status: Optional[str], as_json: bool) -> None:
             click.echo(f"blackboard: warning: {row['error']}", err=True)
 
 
-def _session_row(resolver: Any, entry: Any) -> Dict[str, Any]:
-    meta = entry.meta or {}
+def _session_row(resolver: PathResolver, entry: SessionEntry) -> Dict[str, Any]:
+    meta: Dict[str, Any] = dict(entry.meta or {})
     return {
         "session_id": entry.session_id,
         "status": meta.get("status"),
@@ -253,7 +238,7 @@ def _session_row(resolver: Any, entry: Any) -> Dict[str, Any]:
 @click.pass_context
 def show(ctx: click.Context, session_id: Optional[str], as_json: bool) -> None:
     """Show one session's board (default: the current session)."""
-    from . import handoff
+    from . import render
 
     if session_id:
         ctx.obj["session"] = session_id
@@ -269,14 +254,14 @@ def show(ctx: click.Context, session_id: Optional[str], as_json: bool) -> None:
         "notes": [_entry(n) for n in notes],
         "problems": task_problems + context_problems,
     }
-    open_tasks, done_tasks = handoff.split_tasks(tasks)
+    open_tasks, done_tasks = render.split_tasks(tasks)
     state = {"open": open_tasks, "done": done_tasks, "context": context, "notes": notes}
     head = (
         f"# Session {board.session_id} ({meta.get('status')}) — {meta.get('org')}/{meta.get('project')}\n"
         f"started {meta.get('started')}, last activity {meta.get('last_activity')}, "
         f"branch {meta.get('git_branch') or '?'}\nboard: {board.directory}\n"
     )
-    _emit(data, as_json, head + "\n" + handoff.render_sections(state, ("open", "done", "context", "notes")))
+    _emit(data, as_json, head + "\n" + render.render_sections(state, ("open", "done", "context", "notes")))
     _warn(task_problems, "active-tasks.md")
     _warn(context_problems, "shared-context.md")
 
@@ -288,9 +273,8 @@ def handoff_command(session_id: Optional[str], as_json: bool) -> None:
     """Print this project's latest handoff, or the one a given session left."""
     from . import handoff
     from .fsutil import read_text
-    from .paths import PathResolver
 
-    resolver = PathResolver.for_cwd(os.getcwd(), os.environ)
+    resolver = _here()
     path = resolver.handoff_path(session_id) if session_id else resolver.latest_handoff_path()
     text = read_text(path)
     if not text:
@@ -305,9 +289,8 @@ def handoff_command(session_id: Optional[str], as_json: bool) -> None:
 def migrate(dry_run: bool, as_json: bool) -> None:
     """Move old flat blackboard files into _legacy/ (SessionStart does this by itself)."""
     from . import migrate as migration
-    from .paths import PathResolver
 
-    resolver = PathResolver.for_cwd(os.getcwd(), os.environ)
+    resolver = _here()
     moves = migration.plan(resolver) if dry_run else migration.migrate_if_needed(resolver)
     rows = [{"source": m.source, "destination": m.destination, "size": m.size} for m in moves]
     verb = "would move" if dry_run else "moved"
@@ -331,14 +314,12 @@ def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: 
     """
     from . import cleanup as retention
     from .clock import parse_duration
-    from .paths import PathResolver, default_root
-    from .paths import all_projects as every_project
 
     try:
         seconds = parse_duration(older_than)
     except ValueError:
         raise BlackboardError(f"--older-than {older_than!r} is not an age; use e.g. 30d, 12h or 2w") from None
-    resolvers = every_project(default_root(os.environ)) if all_projects else [PathResolver.for_cwd(os.getcwd())]
+    resolvers = _resolvers(all_projects)
     ask = not dry_run and not yes and sys.stdin.isatty()
     if not dry_run and not yes and not ask:  # nobody to ask: show what would go instead of removing it
         dry_run = True
@@ -400,17 +381,15 @@ def _bytes(size: int) -> str:
 def doctor(repair: bool, as_json: bool) -> None:
     """Check the root, every session's metadata, handoffs, leftover files and the environment."""
     from . import doctor as checks
-    from .paths import default_root
 
-    root = default_root(os.environ)
-    plugin_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    findings = checks.examine(root, os.environ, plugin_root, repair)
+    root = settings.root()
+    findings = checks.examine(root, os.environ, repair)
     open_problems = [f for f in findings if not f.fixed]
     lines = [f"{'fixed' if f.fixed else 'problem'}: {f.problem}\n  fix: {f.fix}" for f in findings]
     lines.append(f"{len(open_problems)} problem(s) left under {root}" if findings else f"all good under {root}")
     _emit({"root": root, "findings": [f._asdict() for f in findings]}, as_json, "\n".join(lines))
     if open_problems:
-        raise click.exceptions.Exit(1)
+        raise click.exceptions.Exit(EXPECTED)
 
 
 @cli.command()
@@ -418,10 +397,8 @@ def doctor(repair: bool, as_json: bool) -> None:
 @click.pass_context
 def where(ctx: click.Context, as_json: bool) -> None:
     """Show the paths blackboard resolves, and why."""
-    from .paths import PathResolver
-
-    resolver = PathResolver.for_cwd(os.getcwd(), os.environ)
-    root_from = next((n for n in ("BLACKBOARD_ROOT", "MNEMONIC_ROOT") if os.environ.get(n)), "the default")
+    resolver = _here()
+    root_from = settings.root_source() or "the default"
     data: Dict[str, Any] = {
         "root": resolver.root,
         "root_from": root_from,
@@ -439,20 +416,51 @@ def where(ctx: click.Context, as_json: bool) -> None:
     _emit(data, as_json, "\n".join(lines))
 
 
-def _capacity(board: Any) -> None:
+def _capacity(board: Board) -> None:
     warning = board.capacity_warning()
     if warning:
         click.echo(f"blackboard: warning: {warning}", err=True)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    """Run the CLI; every failure is one line on stderr and exit status 1."""
-    cli.main(args=argv, prog_name="blackboard")
+    """Run the CLI and exit with its status (see the module docstring)."""
+    sys.exit(run(argv))
 
 
-def _fail(message: str, debug: bool) -> None:
-    if debug:
+def run(argv: Optional[List[str]] = None) -> int:
+    """The CLI's exit status for ``argv``; every failure ends as one line on stderr."""
+    obj: Dict[str, Any] = {}
+    try:
+        result = cli.main(args=argv, prog_name="blackboard", standalone_mode=False, obj=obj)
+    except click.exceptions.Abort as exc:  # Ctrl+C (click turns it into Abort), or "no" to a question
+        interrupted = isinstance(exc.__context__, KeyboardInterrupt)
+        click.echo("" if interrupted else "blackboard: aborted", err=True)
+        return INTERRUPTED if interrupted else EXPECTED
+    except KeyboardInterrupt:
+        return INTERRUPTED
+    except click.UsageError as exc:
+        click.echo(f"blackboard: error: {exc.format_message()} (see blackboard --help)", err=True)
+        return USAGE
+    except click.ClickException as exc:
+        click.echo(f"blackboard: error: {exc.format_message()}", err=True)
+        return EXPECTED
+    except BlackboardError as exc:
+        return _fail(str(exc), EXPECTED, obj)
+    except OSError as exc:  # the file system said no: most often a broken root
+        problem = f"cannot use {exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+        return _fail(f"{problem}; check BLACKBOARD_ROOT (`blackboard doctor` says what is wrong)", EXPECTED, obj)
+    except Exception:  # noqa: BLE001 - a bug: its traceback goes to the log
+        from . import failures
+
+        where = failures.record("cli", " ".join(argv if argv is not None else sys.argv[1:])[:200])
+        return _fail(f"unexpected {failures.summary()} ({where}; rerun with --debug to see it)", BUG, obj)
+    return result if isinstance(result, int) else 0
+
+
+def _fail(message: str, status: int, obj: Dict[str, Any]) -> int:
+    if obj.get("debug"):
         import traceback
 
         traceback.print_exc()
     click.echo(f"blackboard: error: {message.splitlines()[0] if message else 'failed'}", err=True)
+    return status

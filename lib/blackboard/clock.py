@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime, timezone
+from typing import Optional
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from datetime import datetime
-    from typing import Optional
+UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def now_iso() -> str:
     """The current UTC time, to the second."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return format_utc(time.time())
+
+
+def format_utc(seconds: float) -> str:
+    """Seconds since 1970 as ``2026-11-22T10:00:00Z``."""
+    return time.strftime(UTC_FORMAT, time.gmtime(seconds))
 
 
 def parse_iso(text: object) -> Optional[datetime]:
     """An aware datetime for an ISO-8601 string, or None when it is not one."""
     if not isinstance(text, str) or not text:
         return None
-    from datetime import datetime, timezone  # not needed by most hook runs
-
-    try:
+    try:  # before Python 3.11, fromisoformat does not take a trailing Z
         value = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
     except ValueError:
         return None
@@ -29,40 +31,9 @@ def parse_iso(text: object) -> Optional[datetime]:
 
 
 def epoch_seconds(text: object) -> Optional[float]:
-    """Seconds since 1970 of an ISO-8601 timestamp, or None when it is not one.
-
-    Our own ``YYYY-MM-DDTHH:MM:SSZ`` is read here by hand: importing ``datetime`` costs a
-    third of a bare interpreter start, and SessionStart reads a few of these every time.
-    Any other form goes through ``datetime``.
-    """
-    if isinstance(text, str) and len(text) == 20:
-        separators = text[4] + text[7] + text[10] + text[13] + text[16] + text[19]
-        digits = text[0:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19]
-        if separators == "--T::Z" and digits.isascii() and digits.isdigit():
-            year, month, day = int(text[0:4]), int(text[5:7]), int(text[8:10])
-            hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
-            if not (year and 1 <= month <= 12 and 1 <= day <= _days_in_month(year, month)):
-                return None
-            if hour > 23 or minute > 59 or second > 59:
-                return None
-            return float(_days_since_1970(year, month, day) * 86400 + hour * 3600 + minute * 60 + second)
+    """Seconds since 1970 of an ISO-8601 timestamp, or None when it is not one."""
     then = parse_iso(text)
     return None if then is None else then.timestamp()
-
-
-def _days_in_month(year: int, month: int) -> int:
-    if month == 2:
-        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
-    return 30 if month in (4, 6, 9, 11) else 31
-
-
-def _days_since_1970(year: int, month: int, day: int) -> int:
-    """Days from 1970-01-01 to a proleptic Gregorian date (the count in a year starting in March)."""
-    year -= month <= 2
-    era, year_of_era = divmod(year, 400)
-    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
-    return era * 146097 + day_of_era - 719468
 
 
 def age_seconds(text: object) -> Optional[float]:

@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
-from . import handoff
+from typing import Any, Dict, Optional
+
+from . import handoff, render
 from .clock import age_seconds, describe_age
 from .paths import PathResolver
 from .redact import redact
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional
-
-DEFAULT_CHARS = 8000
-HARD_CAP = 9500  # Claude Code cuts additionalContext over 10 000 characters to a preview
-MIN_CHARS = 2000  # room for the header, the cut marker and the usage line
 OLD_AFTER_SECONDS = 7 * 86400
 USAGE = (
     "Use the board with the `blackboard` command: `blackboard note TEXT`, "
     "`blackboard task add|claim|done|list`, `blackboard post KEY VALUE` (subagents add --author NAME)."
 )
-
-
-def char_limit(environ: Mapping[str, str]) -> int:
-    """``$BLACKBOARD_CONTEXT_CHARS`` (default 8000), kept under Claude Code's 10 000 cap."""
-    try:
-        value = int(environ.get("BLACKBOARD_CONTEXT_CHARS", DEFAULT_CHARS))
-    except ValueError:
-        value = DEFAULT_CHARS
-    return max(MIN_CHARS, min(value, HARD_CAP))
 
 
 def for_new_session(resolver: PathResolver, session_id: str, branch: Optional[str], limit: int) -> str:
@@ -40,9 +26,9 @@ def for_new_session(resolver: PathResolver, session_id: str, branch: Optional[st
     else:
         fields, body = latest
         head = _handoff_header(project, fields, branch)
-        body = body.split(handoff.ACTIVE_HEADING)[0]  # stale by now; the live list follows
-    others = handoff.active_sessions_section(resolver, session_id).replace(
-        handoff.ACTIVE_HEADING, "Other active sessions in this project:"
+        body = body.split(render.ACTIVE_HEADING)[0]  # stale by now; the live list follows
+    others = render.active_sessions_section(resolver, session_id).replace(
+        render.ACTIVE_HEADING, "Other active sessions in this project:"
     )
     footer = f"{others}\nYour board: {resolver.get_session_blackboard_dir(session_id)}\n{USAGE}"
     return fit(head, body, footer, limit)
@@ -73,7 +59,7 @@ def for_own_board(resolver: PathResolver, session_id: str, compact: bool, limit:
     """Context for a resumed or compacted session: its own open tasks and shared context."""
     board = resolver.get_session_blackboard_dir(session_id)
     sections = ("open", "context") if compact else ("open", "context", "notes")
-    body = handoff.render_sections(handoff.board_state(board), sections)
+    body = render.render_sections(render.board_state(resolver, session_id), sections)
     why = "compaction" if compact else "resume"
     head = (
         f"[blackboard] This session's own board (session {session_id}), re-injected after {why}. "

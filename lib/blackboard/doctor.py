@@ -4,28 +4,32 @@ Safe means reversible: a corrupt file is renamed aside (``*.corrupt-{time}``), n
 a session stuck ``active`` is marked abandoned the way SessionStart would.
 """
 
+from __future__ import annotations
+
 import os
 import sys
 import time
 from typing import Iterator, List, Mapping, NamedTuple
 
-from . import cleanup, handoff, recovery
-from .clock import now_iso
-from .fsutil import read_text
-from .meta import new_meta, write_meta
-from .paths import PathResolver, SessionEntry, all_projects
+from . import environment, handoff, recovery, settings
+from .clock import format_utc, now_iso
+from .meta import ABANDONED, ACTIVE, FINISHED, new_meta, write_meta
+from .paths import PathResolver
+from .registry import SessionEntry, all_projects, is_set_aside, list_sessions, session_id_of, unmark_active
 
 LOCK_HELD_TOO_LONG = 600
 TEMP_FILE_AGE = 3600
 
 
 class Finding(NamedTuple):
+    """A problem, how to fix it, and whether ``--fix`` did."""
+
     problem: str
     fix: str
     fixed: bool = False
 
 
-def examine(root: str, environ: Mapping[str, str], plugin_root: str, repair: bool) -> List[Finding]:
+def examine(root: str, environ: Mapping[str, str], repair: bool) -> List[Finding]:
     """Every problem found, fixed where ``repair`` and the fix is safe."""
     findings = list(_check_root(root))
     if os.path.isdir(root):
@@ -33,7 +37,7 @@ def examine(root: str, environ: Mapping[str, str], plugin_root: str, repair: boo
             findings += _check_sessions(resolver, environ, repair)
             findings += _check_handoffs(resolver, repair)
         findings += _check_leftovers(root, repair)
-    findings += _check_venv(plugin_root)
+    findings += _check_venv()
     return findings
 
 
@@ -53,10 +57,10 @@ def _check_root(root: str) -> Iterator[Finding]:
 
 def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: bool) -> List[Finding]:
     findings = []
-    limit, host = recovery.abandon_after(environ), recovery.host_name()
-    for entry in resolver.list_session_blackboards():
+    limit, host = settings.abandon_after(environ), settings.host(environ)
+    for entry in list_sessions(resolver):
         where = f"{resolver.project.org}/{resolver.project.name} session {entry.session_id}"
-        if entry.session_id.startswith(cleanup.TRASH):
+        if is_set_aside(entry.session_id):
             findings += _check_set_aside(resolver, entry)
             continue
         if entry.meta is None:
@@ -64,7 +68,8 @@ def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: 
             fix = "blackboard doctor --fix sets the file aside and writes a fresh _meta.json (status abandoned)"
             findings.append(Finding(problem, fix, repair and _rebuild_meta(resolver, entry.session_id)))
             continue
-        reason = recovery.stale_reason(entry.meta, limit, host) if entry.meta.get("status") == "active" else None
+        active = entry.meta.get("status") == ACTIVE
+        reason = recovery.stale_reason(resolver, entry.meta, limit, host) if active else None
         if reason:
             fixed = repair and recovery.abandon(resolver, entry.session_id, reason)
             findings.append(Finding(f"{where} is stuck active: {reason}", "blackboard doctor --fix abandons it", fixed))
@@ -74,12 +79,12 @@ def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: 
 def _check_set_aside(resolver: PathResolver, entry: SessionEntry) -> List[Finding]:
     """A board a cleanup renamed aside: to finish removing, or (resumed meanwhile) to put back by hand."""
     status = (entry.meta or {}).get("status")
-    if status in cleanup.FINISHED:
+    if status in FINISHED:
         return [Finding(f"{entry.directory} is left by an interrupted cleanup", "blackboard cleanup removes it")]
     if entry.meta is None:
         problem = f"{entry.directory} is left by an interrupted cleanup and has no readable _meta.json"
         return [Finding(problem, "look inside, then remove it by hand")]
-    home = os.path.join(resolver.sessions_dir, cleanup.session_id_of(entry.session_id))
+    home = resolver.get_session_blackboard_dir(session_id_of(entry.session_id))
     problem = f"{entry.directory} holds a session that resumed while a cleanup removed it"
     return [Finding(problem, f"compare it with {home} and keep the board you want under that name")]
 
@@ -88,11 +93,11 @@ def _rebuild_meta(resolver: PathResolver, session_id: str) -> bool:
     path = resolver.meta_path(session_id)
     if os.path.exists(path):
         quarantine(path)
-    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.path.getmtime(os.path.dirname(path))))
+    started = format_utc(os.path.getmtime(resolver.get_session_blackboard_dir(session_id)))
     meta = new_meta(session_id, resolver.project.org, resolver.project.name, started)
-    meta.update(status="abandoned", ended=now_iso(), end_reason="abandoned: metadata rebuilt by doctor")
+    meta.update({"status": ABANDONED, "ended": now_iso(), "end_reason": "abandoned: metadata rebuilt by doctor"})
     write_meta(path, meta)
-    recovery.unmark_active(resolver, session_id)
+    unmark_active(resolver, session_id)
     return True
 
 
@@ -150,16 +155,17 @@ def _remove(path: str) -> bool:
     return True
 
 
-def _check_venv(plugin_root: str) -> List[Finding]:
-    stamp = os.path.join(sys.prefix, ".blackboard-requirements")
-    wanted = os.path.join(plugin_root, "requirements.txt")
-    if os.path.exists(stamp) and read_text(stamp) == read_text(wanted):
+def _check_venv() -> List[Finding]:
+    venv = environment.current_venv()
+    if venv and environment.ready(venv):
         return []
+    wanted = environment.REQUIREMENTS
+    bootstrap = os.path.join(environment.PLUGIN_ROOT, "hooks", "bootstrap.py")
     return [
         Finding(
             f"blackboard is running on {sys.executable}, not the plugin's environment built from {wanted}",
-            "start a Claude Code session (its SessionStart hook rebuilds it), or run "
-            f"python3 {os.path.join(plugin_root, 'hooks', 'bootstrap.py')} VENV {wanted}",
+            "start a Claude Code session (its SessionStart hook rebuilds it), "
+            f"or run python3 {bootstrap} VENV {wanted}",
         )
     ]
 

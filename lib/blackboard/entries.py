@@ -8,32 +8,24 @@ heading are escaped with a backslash so any text round-trips unchanged.
 from __future__ import annotations
 
 import os
+import re
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from .clock import now_iso
 from .errors import BlackboardError
 from .fsutil import append_text, atomic_write, file_lock, read_tail, read_text
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
-else:
-    from .records import NamedTuple
-
-BOARD_FILES = {
-    "tasks": ("active-tasks.md", "Active tasks"),
-    "notes": ("session-notes.md", "Session notes"),
-    "context": ("shared-context.md", "Shared context"),
-}
-# Patterns stay strings, and ``re`` is imported by the functions that use them: SessionStart
-# only creates files, and importing ``re`` alone costs it half a bare interpreter start.
-_HEADING = r"^## (\S+)[ \t]*$"
-_FIELD = r"^- ([A-Za-z_][A-Za-z0-9_]*): ?(.*)$"
-_ESCAPED = r"^(\\*)## "
-KEY_PATTERN = r"[A-Za-z0-9_]{1,64}"
-_ID_NUMBER = r"(?m)^## [a-z](\d+)[ \t]*$"
+TITLES = {"tasks": "Active tasks", "notes": "Session notes", "context": "Shared context"}
+_HEADING = re.compile(r"## (\S+)[ \t]*")
+_FIELD = re.compile(r"- ([A-Za-z_][A-Za-z0-9_]*): ?(.*)")
+_ESCAPED = re.compile(r"(\\*)## ")
+KEY = re.compile(r"[A-Za-z0-9_]{1,64}")
+_ID_NUMBER = re.compile(r"(?m)^## [a-z](\d+)[ \t]*$")
 
 
 class Entry(NamedTuple):
+    """One ``## {id}`` block: its fields, its body, and the line it starts on."""
+
     id: str
     fields: Dict[str, str]
     body: str
@@ -42,9 +34,8 @@ class Entry(NamedTuple):
 
 def initial_text(kind: str, session_id: str) -> str:
     """The header a new board file starts with."""
-    title = BOARD_FILES[kind][1]
     return (
-        f"# {title} — session {session_id}\n\n"
+        f"# {TITLES[kind]} — session {session_id}\n\n"
         "<!-- Entries start at '## id'. Edit freely; keep each heading and its '- key: value' lines. -->\n"
     )
 
@@ -56,15 +47,13 @@ def _blocks(lines: List[str]) -> List[Tuple[int, int]]:
 
 
 def _parse_block(lines: List[str], start: int, end: int) -> Tuple[Optional[Entry], Optional[str]]:
-    import re
-
-    heading = re.match(_HEADING, lines[start])
+    heading = _HEADING.fullmatch(lines[start])
     if not heading:
         return None, f"line {start + 1}: heading {lines[start][:60]!r} is not '## id'"
     fields: Dict[str, str] = {}
     i = start + 1
     while i < end and lines[i].strip():
-        field = re.match(_FIELD, lines[i])
+        field = _FIELD.fullmatch(lines[i])
         if not field:
             return None, f"line {i + 1}: expected '- key: value' or a blank line after the heading"
         fields[field.group(1)] = field.group(2)
@@ -114,9 +103,7 @@ def append(path: str, prefix: str, fields: Dict[str, str], body: str) -> str:
 
 def put(path: str, key: str, fields: Dict[str, str], body: str, replace: bool = False) -> None:
     """Write the entry ``key`` under the file's lock; an existing key is an error unless ``replace``."""
-    import re
-
-    if not re.fullmatch(KEY_PATTERN, key):
+    if not KEY.fullmatch(key):
         raise BlackboardError(f"invalid key {key[:70]!r}: use 1-64 letters, digits or '_'")
     new = Entry(key, _stamped(fields), body, 0)
     with file_lock(path):
@@ -157,12 +144,10 @@ def _replacement(old: List[str], new: Optional[Entry]) -> List[str]:
 
 def _last_number(path: str) -> int:
     """The highest ``## x{n}`` id near the end of the file, reading further back until one is found."""
-    import re
-
     size = 256 * 1024
     while True:
         tail, cut = read_tail(path, size)
-        numbers = [int(m) for m in re.findall(_ID_NUMBER, tail)]
+        numbers = [int(m) for m in _ID_NUMBER.findall(tail)]
         if numbers or not cut:
             return max(numbers, default=0)
         size *= 4
@@ -178,12 +163,8 @@ def _one_line(value: str) -> str:
 
 
 def _escape(line: str) -> str:
-    import re
-
-    return "\\" + line if re.match(_ESCAPED, line) else line
+    return "\\" + line if _ESCAPED.match(line) else line
 
 
 def _unescape(line: str) -> str:
-    import re
-
-    return line[1:] if line.startswith("\\") and re.match(_ESCAPED, line) else line
+    return line[1:] if line.startswith("\\") and _ESCAPED.match(line) else line

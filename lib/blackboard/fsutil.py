@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import os
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Union
+from typing import Any, Tuple, Union
 
 LOCK_TIMEOUT_SECONDS = 30.0
 
@@ -47,8 +44,7 @@ class file_lock:  # noqa: N801 - used like a function: ``with file_lock(path):``
 
     ``filelock`` is imported only here, when a read-modify-write needs it. Without it (the
     plugin's environment could not be built) the same ``flock`` on the same file is taken
-    with ``fcntl``, so both kinds of process still exclude each other. A class rather than a
-    ``contextlib`` generator: the hooks do not import ``contextlib``.
+    with ``fcntl``, so both kinds of process still exclude each other.
     """
 
     def __init__(self, path: str, timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
@@ -68,8 +64,8 @@ class file_lock:  # noqa: N801 - used like a function: ``with file_lock(path):``
             self._lock.__enter__()
         except TimeoutError:  # filelock.Timeout is one
             raise BlackboardError(
-                f"timed out after {self.timeout:.0f}s waiting for {self.path}.lock; "
-                "if no blackboard process is running, delete that lock file"
+                f"timed out after {self.timeout:.0f}s waiting for {self.path}.lock: another blackboard "
+                "process holds it; retry, and if it stays held, `blackboard doctor` names the holder"
             ) from None
 
     def __exit__(self, *exc_info: object) -> None:
@@ -119,7 +115,7 @@ def append_text(path: str, text: str) -> None:
         os.close(fd)
 
 
-def read_tail(path: str, max_bytes: int) -> tuple[str, bool]:
+def read_tail(path: str, max_bytes: int) -> Tuple[str, bool]:
     """The last ``max_bytes`` of a file as text, and whether anything before it was skipped."""
     try:
         with open(path, "rb") as handle:
@@ -151,3 +147,9 @@ def read_text(path: str) -> str:
             return handle.read()
     except FileNotFoundError:
         return ""
+
+
+def resolves_inside(root: str, path: str) -> bool:
+    """Whether ``path``, with every symlink resolved, is ``root`` or below it."""
+    real_root, real = os.path.realpath(root), os.path.realpath(path)
+    return real == real_root or real.startswith(real_root + os.sep)

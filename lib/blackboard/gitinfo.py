@@ -7,12 +7,7 @@ docs/adr/0002-project-identity.md for what this does not cover.
 from __future__ import annotations
 
 import os
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Dict, NamedTuple, Optional
-else:
-    from .records import NamedTuple
+from typing import Dict, NamedTuple, Optional
 
 
 class GitInfo(NamedTuple):

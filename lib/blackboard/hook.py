@@ -1,24 +1,22 @@
-"""Hook entry point: parse stdin, call the library, print the JSON, exit 0 whatever happens.
+"""What each Claude Code hook event does: parse stdin, call the library, print the JSON, exit 0.
 
-Imports stay minimal on purpose: this runs on every session start (docs/adr/0006-dependency-bootstrap.md).
+``hooks/launch.py`` starts it. Each event imports only the modules it uses: SessionStart
+runs on every session start and Stop after every turn (their budgets are in bench/).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from typing import Any, Dict, List, Mapping, Optional
 
-from . import jsonfast
+from . import settings
 from .errors import BlackboardError
 from .ids import optional_str
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional
-
 EVENTS = ("session-start", "session-end", "stop", "pre-compact")
 MAX_STDIN = 1 << 20
-MAX_LOG_BYTES = 1 << 20
 
 
 def read_payload(stream: Any) -> Dict[str, Any]:
@@ -27,8 +25,8 @@ def read_payload(stream: Any) -> Dict[str, Any]:
     if not raw or len(raw) > MAX_STDIN:
         return {}
     try:
-        data = jsonfast.loads(raw.decode("utf-8"))
-    except ValueError:  # UnicodeDecodeError is one
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -38,6 +36,7 @@ def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Opti
     from . import session
     from .ids import resolve_session_id
     from .paths import PathResolver
+    from .registry import find_owner
 
     session_id = resolve_session_id(payload.get("session_id"), environ)
     cwd = _usable_path(payload.get("cwd")) or os.getcwd()
@@ -45,7 +44,7 @@ def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Opti
     new_session = event == "session-start" and optional_str(payload.get("source")) in (None, "startup", "clear", "fork")
     if not new_session:
         # The agent may have changed directory since the session started: find its board by id.
-        resolver = resolver.owner_of(session_id) or resolver
+        resolver = find_owner(resolver, session_id) or resolver
     if event == "session-start":
         return _session_start(resolver, session_id, payload, environ)
     if event in ("stop", "pre-compact"):
@@ -76,23 +75,24 @@ def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], envi
             log_failure("session-start", environ)
     started = session.start(resolver, session_id, source, payload, environ.get("CLAUDE_PID"))
     _export_env(environ.get("CLAUDE_ENV_FILE"), session_id, started.board_dir)
-    limit = context.char_limit(environ)
+    limit = settings.context_chars(environ)
     if source == "compact" or (source == "resume" and started.reopened):
         text = context.for_own_board(resolver, session_id, source == "compact", limit)
     else:
         text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit)
     output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-    return jsonfast.dumps(output)
+    return json.dumps(output)
 
 
 def _export_env(env_file: Optional[str], session_id: str, board_dir: str) -> None:
     if not env_file:
         return
+    from .environment import current_venv
     from .fsutil import append_text
 
     exports = {"BLACKBOARD_SESSION_ID": session_id, "BLACKBOARD_DIR": board_dir}
-    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))  # sys.prefix is not it under -S
-    if os.path.exists(os.path.join(venv, ".blackboard-requirements")):
+    venv = current_venv()
+    if venv:
         exports["BLACKBOARD_VENV"] = venv  # so `blackboard` in the Bash tool finds this environment
     append_text(env_file, "".join(f"export {name}={_quote(value)}\n" for name, value in exports.items()))
 
@@ -102,31 +102,14 @@ def _quote(value: str) -> str:
 
 
 def log_failure(event: str, environ: Mapping[str, str]) -> None:
-    """Append the current exception to ``$ROOT/logs/hooks.log`` (bounded) and say one line on stderr."""
-    import time
-    import traceback
+    """Log the exception being handled to ``$ROOT/logs/hooks.log`` and say one line on stderr."""
+    from . import failures
 
-    exc = sys.exc_info()[1]
-    summary = str(exc) if isinstance(exc, BlackboardError) else f"{type(exc).__name__}: {exc}"
-    where = "logging failed too"
-    try:
-        from .paths import default_root
-
-        logs = os.path.join(default_root(environ), "logs")
-        os.makedirs(logs, exist_ok=True)
-        path = os.path.join(logs, "hooks.log")
-        if os.path.exists(path) and os.path.getsize(path) > MAX_LOG_BYTES:
-            os.replace(path, path + ".1")
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {event} pid={os.getpid()}\n")
-            handle.write(traceback.format_exc() + "\n")
-        where = f"details in {path}"
-    except Exception:  # noqa: BLE001 - the log is best effort; the one stderr line still goes out
-        pass
-    sys.stderr.write(f"blackboard: {event} hook failed: {summary.splitlines()[0] if summary else ''} ({where})\n")
+    where = failures.record("hooks", event, environ)
+    sys.stderr.write(f"blackboard: {event} hook failed: {failures.summary()} ({where})\n")
 
 
-def main(argv: Optional[list] = None) -> int:
+def main(argv: Optional[List[str]] = None) -> int:
     """``hook.py EVENT``: always returns 0 so Claude Code's session is never disturbed."""
     args = sys.argv[1:] if argv is None else argv
     event = args[0] if args else ""

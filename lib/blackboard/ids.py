@@ -3,39 +3,28 @@
 from __future__ import annotations
 
 import os
+import re
 import time
+from typing import Mapping, Optional
 
 from .errors import BlackboardError
+from .settings import SESSION_ID_VARS
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Mapping, Optional
-
-# ASCII only: str.isalnum() would take any script's letters and digits. paths.py uses these too.
-ASCII_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-ASCII_ALNUM = ASCII_LETTERS + "0123456789"
-_ID_CHARS = frozenset(ASCII_ALNUM + "._-")
-ENV_VARS = ("BLACKBOARD_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID")
+# ASCII only (no \w): a path component every file system and shell takes as it is.
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def is_session_id(value: object) -> bool:
-    """``[A-Za-z0-9][A-Za-z0-9._-]{0,127}`` without ``..``; checked without ``re``, which a hook need not import."""
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= 128
-        and value[0] in ASCII_ALNUM
-        and ".." not in value
-        and all(char in _ID_CHARS for char in value)
-    )
+    """``[A-Za-z0-9][A-Za-z0-9._-]{0,127}`` without ``..``."""
+    return isinstance(value, str) and SESSION_ID.fullmatch(value) is not None and ".." not in value
 
 
 def validate_session_id(value: object) -> str:
     """Return ``value`` if it is a safe session id, else raise BlackboardError."""
     if isinstance(value, str) and is_session_id(value):
         return value
-    shown = repr(value)[:60]
     raise BlackboardError(
-        f"refusing session id {shown}: an id is 1-128 characters of letters, digits, '.', '_' "
+        f"refusing session id {repr(value)[:60]}: an id is 1-128 characters of letters, digits, '.', '_' "
         "or '-', starting with a letter or digit"
     )
 
@@ -49,8 +38,8 @@ def resolve_session_id(payload_id: object, environ: Mapping[str, str]) -> str:
     """The session id from stdin ``session_id``, else the env vars in order, else the fallback."""
     if payload_id not in (None, ""):
         return validate_session_id(payload_id)
-    for name in ENV_VARS:
-        value: Optional[str] = environ.get(name)
+    for name in SESSION_ID_VARS:
+        value = environ.get(name)
         if value:
             return validate_session_id(value)
     return fallback_session_id()

@@ -2,40 +2,71 @@
 
 from __future__ import annotations
 
-from . import jsonfast
+import json
+from typing import Any, Callable, List, Optional, TypedDict, cast
+
 from .errors import BlackboardError
 from .fsutil import atomic_write, file_lock
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Optional
-
-    Meta = Dict[str, Any]
-else:
-    Meta = dict  # what mypy sees as Dict[str, Any]
-
 SCHEMA_VERSION = 1
-STATUSES = ("active", "ended", "abandoned")
-_DEFAULTS: Dict[str, Any] = {
-    "status": "active",
-    "started": None,
-    "ended": None,
-    "end_reason": None,
-    "last_activity": None,
-    "cwd": None,
-    "git_branch": None,
-    "parent_session_id": None,
-    "resumed_at": [],
-    "source": None,
-}
-_STRING_FIELDS = ("session_id", "org", "project", *(key for key in _DEFAULTS if key != "resumed_at"))
+ACTIVE, ENDED, ABANDONED = "active", "ended", "abandoned"
+STATUSES = (ACTIVE, ENDED, ABANDONED)
+FINISHED = (ENDED, ABANDONED)  # what cleanup may remove
+
+
+class Meta(TypedDict, total=False):
+    """The shape of ``_meta.json`` (SPEC §3). Fields this version does not know are kept on rewrite."""
+
+    schema_version: int
+    session_id: str
+    project: str
+    org: str
+    status: str
+    started: str
+    ended: Optional[str]
+    end_reason: Optional[str]
+    last_activity: Optional[str]
+    cwd: Optional[str]
+    git_branch: Optional[str]
+    parent_session_id: Optional[str]
+    resumed_at: List[str]
+    source: Optional[str]
+    transcript_path: str
+    claude_pid: int
+    host: str
+
+
+_OPTIONAL_STRINGS = (
+    "ended",
+    "end_reason",
+    "last_activity",
+    "cwd",
+    "git_branch",
+    "parent_session_id",
+    "source",
+)
+_REQUIRED_STRINGS = ("session_id", "project", "org", "started")
 
 
 def new_meta(session_id: str, org: str, project: str, now: str, **fields: Any) -> Meta:
-    """A fresh ``active`` session's metadata."""
-    meta: Meta = {"schema_version": SCHEMA_VERSION, "session_id": session_id, "project": project, "org": org}
-    meta.update(_DEFAULTS, resumed_at=[], started=now, last_activity=now)
-    meta.update(fields)
+    """A fresh ``active`` session's metadata; ``fields`` add to it or override it."""
+    meta = Meta(
+        schema_version=SCHEMA_VERSION,
+        session_id=session_id,
+        project=project,
+        org=org,
+        status=ACTIVE,
+        started=now,
+        ended=None,
+        end_reason=None,
+        last_activity=now,
+        cwd=None,
+        git_branch=None,
+        parent_session_id=None,
+        resumed_at=[],
+        source=None,
+    )
+    meta.update(fields)  # type: ignore[typeddict-item]
     return meta
 
 
@@ -43,12 +74,12 @@ def read_meta(path: str) -> Optional[Meta]:
     """The metadata at ``path`` upgraded to the current schema; None when the file is missing."""
     try:
         with open(path, encoding="utf-8") as handle:
-            data = jsonfast.loads(handle.read())
+            data = json.loads(handle.read())
     except FileNotFoundError:
         return None
     except OSError as exc:  # not the file's fault: the root is broken (a file, a loop, no permission)
         raise BlackboardError(f"cannot read {path}: {exc.strerror}; `blackboard doctor` checks the root") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise BlackboardError(f"corrupt {path}: {exc}; run `blackboard doctor` to repair it") from None
     if not isinstance(data, dict):
         raise BlackboardError(f"corrupt {path}: not a JSON object; run `blackboard doctor` to repair it")
@@ -63,7 +94,7 @@ def read_meta_or_none(path: str) -> Optional[Meta]:
         return None
 
 
-def upgrade(data: Meta, path: str = "_meta.json") -> Meta:
+def upgrade(data: dict, path: str = "_meta.json") -> Meta:
     """Bring older metadata to the current schema; refuse metadata from a newer plugin."""
     version = data.get("schema_version", 0)
     if not isinstance(version, int):
@@ -75,21 +106,25 @@ def upgrade(data: Meta, path: str = "_meta.json") -> Meta:
             f"{path} has schema_version {version!r}, newer than this plugin understands "
             f"({SCHEMA_VERSION}); update the blackboard plugin"
         )
-    for key, default in _DEFAULTS.items():
-        data.setdefault(key, list(default) if isinstance(default, list) else default)
-    wrong = [key for key in _STRING_FIELDS if data.get(key) is not None and not isinstance(data[key], str)]
+    data.setdefault("status", ACTIVE)
+    data.setdefault("started", None)
+    data.setdefault("resumed_at", [])
+    for key in _OPTIONAL_STRINGS:
+        data.setdefault(key, None)
+    strings = ("status", *_REQUIRED_STRINGS, *_OPTIONAL_STRINGS)
+    wrong = [key for key in strings if data.get(key) is not None and not isinstance(data[key], str)]
     wrong += [] if isinstance(data["resumed_at"], list) else ["resumed_at"]
     if wrong:  # lenient about what is missing, not about what is mangled: every reader trusts these types
         raise BlackboardError(
             f"corrupt {path}: wrong type for {', '.join(wrong)}; run `blackboard doctor` to repair it"
         )
     data["schema_version"] = SCHEMA_VERSION
-    return data
+    return cast(Meta, data)
 
 
 def validate(meta: Meta) -> None:
     """Raise BlackboardError unless ``meta`` is fit to be written."""
-    problems = [k for k in ("session_id", "project", "org", "started") if not isinstance(meta.get(k), str)]
+    problems = [key for key in _REQUIRED_STRINGS if not isinstance(meta.get(key), str)]
     if meta.get("status") not in STATUSES:
         problems.append("status")
     if not isinstance(meta.get("resumed_at"), list):
@@ -101,11 +136,11 @@ def validate(meta: Meta) -> None:
 def write_meta(path: str, meta: Meta) -> None:
     """Validate and atomically replace ``path``; unknown fields are kept as they are."""
     validate(meta)
-    text = jsonfast.dumps(meta, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(meta, indent=2, ensure_ascii=False) + "\n"
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from hostile input (a cwd): as a JSON escape it reads back
-        data = (jsonfast.dumps(meta, indent=2) + "\n").encode("ascii")
+        data = (json.dumps(meta, indent=2) + "\n").encode("ascii")
     atomic_write(path, data)
 
 

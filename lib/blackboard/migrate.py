@@ -7,26 +7,25 @@ See docs/adr/0004-legacy-migration.md.
 
 from __future__ import annotations
 
+import json
 import os
+import re
+from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
 
-from . import handoff, jsonfast
-from .clock import now_iso, parse_iso
+from . import handoff
+from .clock import format_utc, now_iso, parse_iso
 from .fsutil import atomic_write, file_lock, read_tail, read_text
 from .paths import PathResolver
 from .redact import redact
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, List, NamedTuple, Optional
-else:
-    from .records import NamedTuple
-
 MANIFEST = "_migration.json"
-_SEPARATOR = r"(?m)^---[ \t]*$"
-_FIELD = r"(?m)^\*\*(Session|Time):\*\*[ \t]*(.+?)[ \t]*$"
+_SEPARATOR = re.compile(r"(?m)^---[ \t]*$")
+_FIELD = re.compile(r"(?m)^\*\*(Session|Time):\*\*[ \t]*(.+?)[ \t]*$")
 
 
 class PlannedMove(NamedTuple):
+    """One legacy file: where it is, where it goes, and its size."""
+
     source: str
     destination: str
     size: int
@@ -41,16 +40,10 @@ def legacy_files(directory: str) -> List[str]:
     return sorted(e.path for e in scan if e.name.endswith(".md") and e.is_file(follow_symlinks=False))
 
 
-def sources(resolver: PathResolver) -> List[str]:
-    """The board directories that may hold flat legacy files."""
-    return [resolver.project_dir, resolver.global_legacy_source]
-
-
 def plan(resolver: PathResolver) -> List[PlannedMove]:
     """What a migration would move now (``blackboard migrate --dry-run``)."""
     moves = []
-    for source in sources(resolver):
-        legacy_dir = os.path.join(source, "_legacy")
+    for source, legacy_dir in resolver.legacy_locations():
         taken = set(os.listdir(legacy_dir)) if os.path.isdir(legacy_dir) else set()
         for path in legacy_files(source):
             name = _free_name(os.path.basename(path), taken)
@@ -62,14 +55,13 @@ def plan(resolver: PathResolver) -> List[PlannedMove]:
 def migrate_if_needed(resolver: PathResolver) -> List[PlannedMove]:
     """Migrate every source that has flat files; cheap (two ``scandir``) when none has."""
     moved: List[PlannedMove] = []
-    for source in sources(resolver):
+    for source, legacy_dir in resolver.legacy_locations():
         if legacy_files(source):
-            moved += _migrate_source(resolver, source)
+            moved += _migrate_source(resolver, source, legacy_dir)
     return moved
 
 
-def _migrate_source(resolver: PathResolver, source: str) -> List[PlannedMove]:
-    legacy_dir = os.path.join(source, "_legacy")
+def _migrate_source(resolver: PathResolver, source: str, legacy_dir: str) -> List[PlannedMove]:
     os.makedirs(legacy_dir, exist_ok=True)
     with file_lock(os.path.join(legacy_dir, MANIFEST)):
         files = legacy_files(source)  # re-check: another session may have migrated meanwhile
@@ -91,7 +83,7 @@ def _migrate_source(resolver: PathResolver, source: str) -> List[PlannedMove]:
     return moves
 
 
-def _free_name(name: str, taken: set[str]) -> str:
+def _free_name(name: str, taken: Set[str]) -> str:
     if name not in taken:
         return name
     stem, n = name[: -len(".md")], 2
@@ -100,8 +92,8 @@ def _free_name(name: str, taken: set[str]) -> str:
     return f"{stem}.{n}.md"
 
 
-def _size_and_sha256(path: str) -> tuple[int, str]:
-    import hashlib  # only when something migrates
+def _size_and_sha256(path: str) -> Tuple[int, str]:
+    import hashlib  # loads OpenSSL: only when something migrates, not on every SessionStart
 
     digest, size = hashlib.sha256(), 0
     with open(path, "rb") as handle:
@@ -114,11 +106,11 @@ def _size_and_sha256(path: str) -> tuple[int, str]:
 def _record(legacy_dir: str, source: str, records: List[Dict[str, Any]]) -> None:
     path = os.path.join(legacy_dir, MANIFEST)
     try:
-        manifest = jsonfast.loads(read_text(path) or '{"migrations": []}')
+        manifest = json.loads(read_text(path) or '{"migrations": []}')
     except ValueError:
         manifest = {"migrations": [], "unreadable_previous_manifest": read_text(path)}
     manifest.setdefault("migrations", []).append({"at": now_iso(), "source": source, "files": records})
-    atomic_write(path, jsonfast.dumps(manifest, indent=2) + "\n")
+    atomic_write(path, json.dumps(manifest, indent=2) + "\n")
 
 
 def newest_note(text: str) -> Optional[Dict[str, Any]]:
@@ -126,19 +118,17 @@ def newest_note(text: str) -> Optional[Dict[str, Any]]:
 
     Newest by ``**Time:**`` when it parses as ISO-8601 (else it counts as oldest), then by position.
     """
-    import re  # only when something migrates
-
     best: Optional[Dict[str, Any]] = None
     best_key = (float("-inf"), -1)
-    for position, block in enumerate(re.split(_SEPARATOR, text)):
+    for position, block in enumerate(_SEPARATOR.split(text)):
         body = block.strip()
         if not body:
             continue
-        fields = {m.group(1).lower(): m.group(2) for m in re.finditer(_FIELD, body)}
+        fields = {m.group(1).lower(): m.group(2) for m in _FIELD.finditer(body)}
         when = parse_iso(fields.get("time", ""))
         key = (when.timestamp() if when else float("-inf"), position)
         if key >= best_key:
-            ended = when.strftime("%Y-%m-%dT%H:%M:%SZ") if when else None
+            ended = format_utc(when.timestamp()) if when else None
             best, best_key = {"session": fields.get("session", ""), "ended": ended, "text": body}, key
     return best
 
@@ -151,20 +141,15 @@ def _seed_latest_handoff(resolver: PathResolver, moves: List[PlannedMove]) -> No
     entry = newest_note(text)
     if entry is None:
         return
-    fields = {
+    legacy = {
         "session_id": entry["session"] or "legacy",
         "org": resolver.project.org,
         "project": resolver.project.name,
         "status": "legacy",
-        "started": None,
         "ended": entry["ended"],
         "end_reason": "migrated",
-        "parent_session_id": None,
-        "git_branch": None,
-        "open_tasks": 0,
-        "done_tasks": 0,
-        "notes": 1,
     }
+    fields = handoff.handoff_fields(legacy, open_tasks=0, done_tasks=0, notes=1)
     body = (
         "# Handoff migrated from the old flat blackboard\n\n"
         f"The newest entry of `_legacy/{os.path.basename(notes[0].destination)}`:\n\n"

@@ -7,41 +7,25 @@ with the number of ended sessions.
 from __future__ import annotations
 
 import os
+from typing import List, Mapping, Optional
 
-from . import handoff
-from .clock import age_seconds, describe_age, now_iso, parse_duration
-from .meta import Meta, read_meta_or_none, update_meta
+from . import handoff, render, settings
+from .clock import age_seconds, describe_age, now_iso
+from .meta import ABANDONED, ACTIVE, Meta, read_meta_or_none, update_meta
 from .paths import PathResolver
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import List, Mapping, Optional
-
-DEFAULT_ABANDON_AFTER = "24h"
+from .registry import active_session_ids, last_activity, unmark_active
 
 
 class _NoLongerActive(Exception):
     pass
 
 
-def abandon_after(environ: Mapping[str, str]) -> float:
-    """``$BLACKBOARD_ABANDON_AFTER`` (e.g. ``6h``; default 24h) in seconds."""
-    try:
-        return parse_duration(environ.get("BLACKBOARD_ABANDON_AFTER", DEFAULT_ABANDON_AFTER))
-    except ValueError:
-        return parse_duration(DEFAULT_ABANDON_AFTER)
-
-
-def host_name() -> str:
-    return os.uname().nodename
-
-
-def stale_reason(meta: Meta, limit: float, host: str) -> Optional[str]:
+def stale_reason(resolver: PathResolver, meta: Meta, limit: float, host: str) -> Optional[str]:
     """Why an ``active`` session is really gone, or None while it may still be running."""
     pid = meta.get("claude_pid")
     if isinstance(pid, int) and meta.get("host") == host and not _alive(pid):
         return f"its Claude Code process {pid} is gone"
-    age = age_seconds(meta.get("last_activity") or meta.get("started"))
+    age = age_seconds(last_activity(resolver, meta))
     if age is not None and age > limit:
         return f"no activity for {describe_age(age)}"
     return None
@@ -59,16 +43,16 @@ def _alive(pid: int) -> bool:
 
 def recover(resolver: PathResolver, current: str, environ: Mapping[str, str]) -> List[str]:
     """Mark this project's stale active sessions abandoned and hand them off; returns their ids."""
-    limit, host, abandoned = abandon_after(environ), host_name(), []
-    for session_id in resolver.active_session_ids():
+    limit, host, abandoned = settings.abandon_after(environ), settings.host(environ), []
+    for session_id in active_session_ids(resolver):
         if session_id == current:
             continue
         meta = read_meta_or_none(resolver.meta_path(session_id))
-        if meta is None or meta.get("status") != "active":
+        if meta is None or meta.get("status") != ACTIVE:
             if meta is not None or not os.path.isdir(resolver.get_session_blackboard_dir(session_id)):
                 unmark_active(resolver, session_id)  # a marker left behind by a crash
             continue
-        reason = stale_reason(meta, limit, host)
+        reason = stale_reason(resolver, meta, limit, host)
         if reason and abandon(resolver, session_id, reason):
             abandoned.append(session_id)
     return abandoned
@@ -76,23 +60,20 @@ def recover(resolver: PathResolver, current: str, environ: Mapping[str, str]) ->
 
 def abandon(resolver: PathResolver, session_id: str, reason: str) -> bool:
     """Mark one session abandoned, write its handoff and offer it as the latest; False if it was not active."""
+    seen = read_meta_or_none(resolver.meta_path(session_id))
+    ended = last_activity(resolver, seen) if seen else now_iso()
 
     def change(meta: Meta) -> None:
-        if meta["status"] != "active":
+        if meta["status"] != ACTIVE:
             raise _NoLongerActive  # another session recovered it first, or it ended meanwhile
-        meta.update(status="abandoned", ended=meta.get("last_activity") or now_iso(), end_reason=f"abandoned: {reason}")
+        meta.update({"status": ABANDONED, "ended": ended or now_iso(), "end_reason": f"abandoned: {reason}"})
 
     try:
         meta = update_meta(resolver.meta_path(session_id), change)
     except _NoLongerActive:
         return False
     unmark_active(resolver, session_id)
-    handoff.publish_latest(resolver, handoff.write_session_handoff(resolver, meta))
+    text = render.handoff_text(resolver, meta)
+    handoff.write_session_handoff(resolver, session_id, text)
+    handoff.publish_latest(resolver, text)
     return True
-
-
-def unmark_active(resolver: PathResolver, session_id: str) -> None:
-    try:
-        os.unlink(os.path.join(resolver.active_dir, session_id))
-    except FileNotFoundError:
-        pass

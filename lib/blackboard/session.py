@@ -1,29 +1,26 @@
-"""A session's lifecycle on disk: start (startup, resume, clear, compact), checkpoint, end."""
+"""A session's lifecycle on disk: start (startup, resume, clear, compact, fork), checkpoint, end."""
 
 from __future__ import annotations
 
 import os
+from typing import Any, Dict, NamedTuple, Optional
 
-from . import entries, handoff
+from . import entries, handoff, render, settings
 from .clock import age_seconds, now_iso
 from .errors import BlackboardError
 from .fsutil import create_exclusive, file_lock
 from .ids import optional_str
-from .meta import Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
-from .paths import PathResolver
-from .recovery import host_name, unmark_active
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Dict, NamedTuple, Optional
-else:
-    from .records import NamedTuple
+from .meta import ACTIVE, ENDED, Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
+from .paths import BOARD_FILES, PathResolver
+from .registry import active_session_ids, mark_active, unmark_active
 
 SOURCES = ("startup", "resume", "clear", "compact", "fork")  # fork: `--fork-session`, a new id
 CLEAR_WINDOW_SECONDS = 120
 
 
 class Started(NamedTuple):
+    """What SessionStart did: the board's folder, and whether the session already existed."""
+
     board_dir: str
     reopened: bool
 
@@ -32,8 +29,7 @@ def start(
     resolver: PathResolver, session_id: str, source: str, payload: Dict[str, Any], claude_pid: Optional[str] = None
 ) -> Started:
     """Create or reopen the session's board for a SessionStart of the given ``source``."""
-    board_dir = resolver.get_session_blackboard_dir(session_id)
-    path = os.path.join(board_dir, "_meta.json")
+    path = resolver.meta_path(session_id)
     existing = read_meta(path)
     if existing is not None:
         try:
@@ -42,23 +38,22 @@ def start(
             existing = None
     if existing is None:
         parent = _parent_for(resolver, session_id, source, claude_pid)
-        _create(resolver, session_id, board_dir, source, payload, parent, claude_pid)
-    _mark_active(resolver, session_id)
-    return Started(board_dir, existing is not None)
+        _create(resolver, session_id, source, payload, parent, claude_pid)
+    mark_active(resolver, session_id)
+    return Started(resolver.get_session_blackboard_dir(session_id), existing is not None)
 
 
 def _create(
     resolver: PathResolver,
     session_id: str,
-    board_dir: str,
     source: str,
     payload: Dict[str, Any],
     parent: Optional[str],
     claude_pid: Optional[str],
-) -> Meta:
-    os.makedirs(board_dir, exist_ok=True)
-    for kind, (name, _) in entries.BOARD_FILES.items():
-        create_exclusive(os.path.join(board_dir, name), entries.initial_text(kind, session_id))
+) -> None:
+    os.makedirs(resolver.get_session_blackboard_dir(session_id), exist_ok=True)
+    for kind in BOARD_FILES:
+        create_exclusive(resolver.board_file(session_id, kind), entries.initial_text(kind, session_id))
     cwd = payload.get("cwd")
     meta = new_meta(
         session_id,
@@ -74,16 +69,15 @@ def _create(
     if isinstance(transcript, str):
         meta["transcript_path"] = transcript
     _record_process(meta, claude_pid)
-    write_meta(os.path.join(board_dir, "_meta.json"), meta)
-    return meta
+    write_meta(resolver.meta_path(session_id), meta)
 
 
 def _reopen(path: str, source: str, claude_pid: Optional[str]) -> Meta:
     def change(meta: Meta) -> None:
         now = now_iso()
-        if meta["status"] != "active" or source == "resume":
+        if meta["status"] != ACTIVE or source == "resume":
             meta["resumed_at"].append(now)
-        meta.update(status="active", ended=None, end_reason=None, last_activity=now)
+        meta.update({"status": ACTIVE, "ended": None, "end_reason": None, "last_activity": now})
         _record_process(meta, claude_pid)
 
     return update_meta(path, change)
@@ -92,11 +86,11 @@ def _reopen(path: str, source: str, claude_pid: Optional[str]) -> Meta:
 def _record_process(meta: Meta, claude_pid: Optional[str]) -> None:
     """Remember Claude Code's pid and host, so a later session can tell this one's process is gone."""
     if claude_pid and claude_pid.isdigit():
-        meta.update(claude_pid=int(claude_pid), host=host_name())
+        meta.update({"claude_pid": int(claude_pid), "host": settings.host()})
 
 
 def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid: Optional[str]) -> Optional[str]:
-    """The session a new ``clear`` or ``resume`` session continues, found without a full scan.
+    """The session a new ``clear``, ``resume`` or ``fork`` session continues, found without a full scan.
 
     ``clear`` happens inside one Claude Code process: the parent is the project's session with
     the same pid (its SessionEnd may still be running), else a handoff that just ended with
@@ -108,14 +102,7 @@ def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid
     latest = handoff.read_handoff(resolver.latest_handoff_path())
     fields = latest[0] if latest else {}
     if source == "clear":
-        same_process = [
-            (str(meta.get("last_activity") or ""), other)
-            for other in resolver.active_session_ids()
-            if other != session_id
-            and (meta := read_meta_or_none(resolver.meta_path(other)))
-            and str(meta.get("claude_pid")) == claude_pid
-            and meta.get("host") == host_name()
-        ]
+        same_process = _same_process_sessions(resolver, session_id, claude_pid)
         if same_process:
             return max(same_process)[1]
         age = age_seconds(fields.get("ended"))
@@ -124,23 +111,31 @@ def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid
     return optional_str(fields.get("session_id"))
 
 
-def _mark_active(resolver: PathResolver, session_id: str) -> None:
-    os.makedirs(resolver.active_dir, exist_ok=True)
-    create_exclusive(os.path.join(resolver.active_dir, session_id), "")
+def _same_process_sessions(resolver: PathResolver, session_id: str, claude_pid: Optional[str]) -> list:
+    """``(last_activity, id)`` of this project's other active sessions run by the same Claude Code process."""
+    found = []
+    for other in active_session_ids(resolver):
+        meta = read_meta_or_none(resolver.meta_path(other)) if other != session_id else None
+        if meta and str(meta.get("claude_pid")) == claude_pid and meta.get("host") == settings.host():
+            found.append((str(meta.get("last_activity") or ""), other))
+    return found
 
 
 def checkpoint(resolver: PathResolver, session_id: str) -> Optional[Meta]:
-    """Stop/PreCompact: record activity and refresh the draft handoff; never ends the session."""
+    """Stop/PreCompact: refresh the draft handoff; never ends the session, takes no lock.
+
+    The draft's modification time is the session's last activity (``registry.last_activity``).
+    A SessionEnd may run meanwhile: if the session has ended once the draft is in place, the
+    draft may have replaced the final handoff, so the final one is written again.
+    """
     path = resolver.meta_path(session_id)
-    if read_meta(path) is None:
-        return None
-    with file_lock(path):  # so a late Stop can never overwrite the final handoff of SessionEnd
-        meta = read_meta(path)
-        if meta is None or meta["status"] != "active":
-            return meta
-        meta["last_activity"] = now_iso()
-        write_meta(path, meta)
-        handoff.write_session_handoff(resolver, meta)
+    meta = read_meta(path)
+    if meta is None or meta["status"] != ACTIVE:
+        return meta
+    handoff.write_session_handoff(resolver, session_id, render.handoff_text(resolver, meta))
+    after = read_meta_or_none(path)
+    if after is not None and after["status"] != ACTIVE:
+        handoff.write_session_handoff(resolver, session_id, render.handoff_text(resolver, after))
     return meta
 
 
@@ -154,9 +149,10 @@ def end(resolver: PathResolver, session_id: str, reason: str) -> Optional[Meta]:
         if meta is None:
             return None
         now = now_iso()
-        meta.update(status="ended", ended=now, end_reason=reason, last_activity=now)
+        meta.update({"status": ENDED, "ended": now, "end_reason": reason, "last_activity": now})
         write_meta(path, meta)
-        text = handoff.write_session_handoff(resolver, meta)
+        text = render.handoff_text(resolver, meta)
+        handoff.write_session_handoff(resolver, session_id, text)
     unmark_active(resolver, session_id)
     handoff.publish_latest(resolver, text)
     return meta

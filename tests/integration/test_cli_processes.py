@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -75,9 +76,35 @@ def test_launcher_through_a_symlink(env: dict, project: Path, tmp_path: Path) ->
     assert result.returncode == 0 and json.loads(result.stdout)["session_id"] == "s1"
 
 
-def test_launcher_errors_exit_one_with_one_line(env: dict, project: Path) -> None:
-    result = subprocess.run([LAUNCHER, "task", "claim"], env=env, cwd=project, capture_output=True, text=True)
-    assert result.returncode == 1 and result.stdout == "" and len(result.stderr.splitlines()) == 1
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [
+        pytest.param(["task", "claim", "t9"], 1, id="expected-failure"),
+        pytest.param(["task", "claim"], 2, id="usage-error"),
+    ],
+)
+def test_launcher_errors_are_one_line(env: dict, project: Path, args: List[str], status: int) -> None:
+    result = subprocess.run([LAUNCHER, *args], env=env, cwd=project, capture_output=True, text=True)
+    assert result.returncode == status
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_ctrl_c_exits_130_without_a_traceback(env: dict, project: Path) -> None:
+    proc = subprocess.Popen(
+        [LAUNCHER, "note", "-"],  # waits on stdin, as a long command would
+        env=env,
+        cwd=project,
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    time.sleep(2)  # past the interpreter's start and click's import
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal sends to the foreground process group
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "Traceback" not in err
 
 
 def test_twelve_claimants_of_one_task_one_wins(env: dict, project: Path, resolver: PathResolver) -> None:

@@ -16,9 +16,9 @@ from helpers import REPO
 WRITER = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from blackboard import board, entries, paths
+from blackboard import board, entries, paths, project
 from blackboard.meta import update_meta
-resolver = paths.PathResolver(sys.argv[2], paths.identify_project(sys.argv[3]))
+resolver = paths.PathResolver(sys.argv[2], project.identify_project(sys.argv[3]))
 b = board.Board(resolver, "s1")
 tag = sys.argv[4]
 for i in range(100000):

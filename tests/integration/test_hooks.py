@@ -210,7 +210,7 @@ def test_on_the_machines_python_without_dependencies_the_lifecycle_still_works(p
 
     def hook(event: str, payload: dict) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [python, "-I", str(REPO / "hooks" / "hook.py"), event],
+            [python, "-I", str(REPO / "hooks" / "launch.py"), event],
             input=json.dumps(payload).encode(),
             capture_output=True,
             timeout=60,

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from blackboard import registry
 from blackboard.meta import new_meta, read_meta, write_meta
 from blackboard.paths import PathResolver
 from helpers import REPO, end_payload, spawn_hook, start_payload
@@ -59,7 +60,7 @@ def test_cleanup_during_session_starts_and_a_resume(hook_venv: Path, resolver: P
             proc.wait(60)
             assert proc.returncode == 0 and proc.stderr.read() == b""  # type: ignore[union-attr]
 
-    metas = {e.session_id: e.meta for e in resolver.list_session_blackboards()}
+    metas = {e.session_id: e.meta for e in registry.list_sessions(resolver)}
     assert all(metas[f"new-{i}"] is not None for i in range(6))
     assert metas["old-150"] is not None and metas["old-150"]["status"] == "active"  # kept or started afresh
     assert not [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".removing-")]

@@ -5,11 +5,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from blackboard import cleanup, cli, session
+from blackboard import cleanup, session
 from blackboard.meta import update_meta
 from blackboard.paths import PathResolver
+from helpers import run_cli
 
 DAY = 86400
 
@@ -339,8 +339,7 @@ def in_project(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _cli(*args: str, stdin: str = ""):
-    result = CliRunner(mix_stderr=False).invoke(cli.cli, list(args), input=stdin)
-    return result.exit_code, result.stdout, result.stderr
+    return run_cli(*args, stdin=stdin)
 
 
 def test_cli_dry_run_lists_and_removes_nothing(resolver: PathResolver, in_project: Path) -> None:
@@ -379,7 +378,7 @@ def test_cli_bad_age_is_one_line(in_project: Path) -> None:
 
 
 def test_cli_all_projects(resolver: PathResolver, root: Path, in_project: Path) -> None:
-    from blackboard.paths import Project
+    from blackboard.project import Project
 
     other = PathResolver(str(root), Project("acme", "gadget", None, "test"))
     _session(resolver, "w-old", "ended", 40)

@@ -2,14 +2,13 @@
 
 import json
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import List
 
 import pytest
-from click.testing import CliRunner
 
-from blackboard import cli, session
+from blackboard import board, session
 from blackboard.paths import PathResolver
-from helpers import HOSTILE_SESSION_IDS
+from helpers import HOSTILE_SESSION_IDS, run_cli
 
 
 @pytest.fixture
@@ -20,9 +19,7 @@ def bb(resolver: PathResolver, project: Path, monkeypatch: pytest.MonkeyPatch):
     return run
 
 
-def run(*args: str, stdin: str = "", env: Optional[dict] = None) -> Tuple[int, str, str]:
-    result = CliRunner(mix_stderr=False).invoke(cli.cli, list(args), input=stdin, env=env or {})
-    return result.exit_code, result.stdout, result.stderr
+run = run_cli
 
 
 def ok(result) -> str:
@@ -31,9 +28,10 @@ def ok(result) -> str:
     return out
 
 
-def fails(result, *words: str) -> str:
+def fails(result, *words: str, status: int = 1) -> str:
     code, out, err = result
-    assert code == 1 and out == ""
+    assert code == status
+    assert out == ""
     assert err.count("\n") == 1 and err.startswith("blackboard: error: "), err
     for word in words:
         assert word in err
@@ -115,7 +113,7 @@ def test_sessions_lists_newest_first(bb, resolver: PathResolver) -> None:
 
 
 def test_sessions_across_projects(bb, root: Path) -> None:
-    from blackboard.paths import Project
+    from blackboard.project import Project
 
     other = PathResolver(str(root), Project("acme", "gadget", None, "test"))
     session.start(other, "g1", "startup", {})
@@ -200,9 +198,6 @@ def test_a_session_of_another_project_is_found_by_id(bb, root: Path, tmp_path: P
         pytest.param(
             ["--session", "nope", "note", "a"], ["has no board", "sessions --all-projects"], id="unknown-session"
         ),
-        pytest.param(["bogus"], ["No such command", "--help"], id="unknown-command"),
-        pytest.param(["task", "claim"], ["Missing argument", "--help"], id="missing-argument"),
-        pytest.param(["sessions", "--status", "weird"], ["Invalid value"], id="bad-choice"),
     ]
     + [
         pytest.param(args, ["refusing session id"], id=f"{form}-{name}")
@@ -216,6 +211,18 @@ def test_a_session_of_another_project_is_found_by_id(bb, root: Path, tmp_path: P
 )
 def test_errors_are_one_line_with_exit_one(bb, args: List[str], words: List[str]) -> None:
     fails(bb(*args), *words)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        pytest.param(["bogus"], ["No such command", "--help"], id="unknown-command"),
+        pytest.param(["task", "claim"], ["Missing argument", "--help"], id="missing-argument"),
+        pytest.param(["sessions", "--status", "weird"], ["Invalid value"], id="bad-choice"),
+    ],
+)
+def test_usage_errors_are_one_line_with_exit_two(bb, args: List[str], words: List[str]) -> None:
+    fails(bb(*args), *words, status=2)
 
 
 @pytest.mark.parametrize(
@@ -241,3 +248,27 @@ def test_no_session_yet(tmp_path: Path, monkeypatch) -> None:
 def test_debug_shows_the_traceback(bb) -> None:
     code, _, err = bb("--debug", "--session", "nope", "note", "a")
     assert code == 1 and "Traceback" in err and err.strip().endswith("sessions --all-projects` lists the sessions")
+
+
+def test_a_bug_exits_three_with_its_traceback_in_the_log(bb, root: Path, monkeypatch) -> None:
+    def broken(*args: object) -> str:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(board.Board, "note", broken)
+    code, out, err = bb("note", "a")
+    assert code == 3
+    assert err.count("\n") == 1
+    assert "RuntimeError: boom" in err
+    log = (root / "logs" / "cli.log").read_text()
+    assert "Traceback" in log
+    assert "boom" in log
+
+
+def test_debug_prints_the_traceback_of_a_bug(bb, monkeypatch) -> None:
+    def broken(*args: object) -> str:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(board.Board, "note", broken)
+    code, _, err = bb("--debug", "note", "a")
+    assert code == 3
+    assert "Traceback" in err

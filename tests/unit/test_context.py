@@ -2,8 +2,9 @@ import os
 
 import pytest
 
-from blackboard import context, entries, handoff, session
-from blackboard.paths import PathResolver, Project
+from blackboard import context, entries, handoff, session, settings
+from blackboard.paths import PathResolver
+from blackboard.project import Project
 
 
 def _publish(resolver: PathResolver, body: str, **fields: object) -> None:
@@ -59,7 +60,7 @@ def test_capped_with_a_visible_marker(resolver: PathResolver, limit: int) -> Non
 )
 def test_char_limit_stays_under_claude_codes_cap(value: object, expected: int) -> None:
     env = {} if value is None else {"BLACKBOARD_CONTEXT_CHARS": value}
-    assert context.char_limit(env) == expected
+    assert settings.context_chars(env) == expected
 
 
 def test_secrets_are_redacted_from_context(resolver: PathResolver) -> None:

@@ -111,7 +111,10 @@ def test_a_held_lock_times_out_with_a_fix(tmp_path: Path) -> None:
     held = FileLock(path + ".lock")
     held.acquire()
     try:
-        with pytest.raises(BlackboardError, match="delete that lock file"), fsutil.file_lock(path, timeout=0.2):
+        with (
+            pytest.raises(BlackboardError, match="another blackboard process holds it"),
+            fsutil.file_lock(path, timeout=0.2),
+        ):
             pass
     finally:
         held.release()

@@ -4,9 +4,9 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from blackboard import entries, handoff, session
-from blackboard.meta import read_meta_or_none
-from blackboard.paths import PathResolver
+from blackboard import entries, handoff, render, session
+from blackboard.meta import read_meta
+from blackboard.paths import BOARD_FILES, PathResolver
 
 KEYS = {
     "session_id",
@@ -29,7 +29,7 @@ def _board(resolver: PathResolver, session_id: str = "s1") -> str:
 
 
 def _file(board: str, kind: str) -> str:
-    return os.path.join(board, entries.BOARD_FILES[kind][0])
+    return os.path.join(board, BOARD_FILES[kind])
 
 
 def test_handoff_front_matter_and_sections_in_order(resolver: PathResolver) -> None:
@@ -102,7 +102,7 @@ def test_handoff_is_bounded_and_reads_only_the_tail(resolver: PathResolver, monk
         return handle
 
     monkeypatch.setattr(fsutil, "open", counting_open, raising=False)
-    text = handoff.build(resolver, read_meta_or_none(resolver.meta_path("s1")) or {})
+    text = render.handoff_text(resolver, read_meta(resolver.meta_path("s1")))
     assert len(text.encode()) <= handoff.MAX_HANDOFF_BYTES + 100
     assert "the most recent note" in text and "notes: 1001" in text.replace('"', "")
     assert sum(read) < 2 * 1024 * 1024  # the 30 MB file was not read whole
@@ -111,9 +111,9 @@ def test_handoff_is_bounded_and_reads_only_the_tail(resolver: PathResolver, monk
 def test_a_secret_across_the_item_cut_is_not_half_shown(resolver: PathResolver) -> None:
     board = _board(resolver)
     token = "ghp_" + "A1b2C3d4E5" * 4
-    text = "x" * (handoff.MAX_ITEM_CHARS - 10) + " " + token
+    text = "x" * (render.MAX_ITEM_CHARS - 10) + " " + token
     entries.append(_file(board, "notes"), "n", {"author": "main"}, text)
-    built = handoff.build(resolver, read_meta_or_none(resolver.meta_path("s1")) or {})
+    built = render.handoff_text(resolver, read_meta(resolver.meta_path("s1")))
     assert token[:12] not in built
 
 
@@ -132,7 +132,7 @@ def test_an_unparsable_ended_never_pins_the_latest(resolver: PathResolver) -> No
 
 def _publish_at(root: str, session_id: str, ended: str) -> None:
     from blackboard.paths import PathResolver as Resolver
-    from blackboard.paths import Project
+    from blackboard.project import Project
 
     resolver = Resolver(root, Project("acme", "widget", None, "test"))
     handoff.publish_latest(resolver, handoff.dump_front_matter({"session_id": session_id, "ended": ended}) + "b\n")

@@ -87,7 +87,7 @@ def test_an_existing_handoff_is_not_replaced_by_the_seed(resolver: PathResolver)
 
 
 def test_global_flat_files_move_to_the_global_legacy_dir_and_seed_nothing(resolver: PathResolver) -> None:
-    global_board = Path(resolver.global_legacy_source)
+    global_board = Path(resolver.legacy_locations()[1][0])
     global_board.mkdir(parents=True)
     (global_board / "session-notes.md").write_text(OLD_NOTES)
     migrate.migrate_if_needed(resolver)

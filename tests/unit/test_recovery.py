@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from blackboard import entries, handoff, recovery, session
+from blackboard import entries, handoff, recovery, registry, session
 from blackboard.meta import read_meta, update_meta
 from blackboard.paths import PathResolver
 from helpers import dead_pid
@@ -24,7 +24,7 @@ def test_a_session_whose_process_is_gone_is_abandoned_and_handed_off(resolver: P
     assert recovery.recover(resolver, "new", {}) == ["old"]
     meta = read_meta(resolver.meta_path("old")) or {}
     assert meta["status"] == "abandoned" and "process" in meta["end_reason"] and meta["ended"]
-    assert "old" not in resolver.active_session_ids()
+    assert "old" not in registry.active_session_ids(resolver)
     fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "old" and fields["status"] == "abandoned" and "unfinished business" in body
 
@@ -67,7 +67,7 @@ def test_stale_markers_are_removed(resolver: PathResolver) -> None:
     Path(resolver.active_dir, "gone").touch()  # a marker a crash left behind
     Path(resolver.active_dir, "never-existed").touch()
     recovery.recover(resolver, "new", {})
-    assert resolver.active_session_ids() == []
+    assert registry.active_session_ids(resolver) == []
 
 
 def test_resume_records_the_new_process(resolver: PathResolver) -> None:

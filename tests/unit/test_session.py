@@ -2,7 +2,7 @@ import json
 import os
 from pathlib import Path
 
-from blackboard import handoff, session
+from blackboard import handoff, registry, session
 from blackboard.paths import PathResolver
 
 
@@ -17,7 +17,7 @@ def test_startup_creates_the_board(resolver: PathResolver) -> None:
     meta = _meta(resolver, "s1")
     assert meta["status"] == "active" and meta["source"] == "startup" and meta["cwd"] == "/w"
     assert meta["git_branch"] == "main" and meta["claude_pid"] == 4242 and not started.reopened
-    assert resolver.active_session_ids() == ["s1"]
+    assert registry.active_session_ids(resolver) == ["s1"]
 
 
 def test_resume_of_the_same_id_reopens(resolver: PathResolver) -> None:
@@ -26,7 +26,7 @@ def test_resume_of_the_same_id_reopens(resolver: PathResolver) -> None:
     started = session.start(resolver, "s1", "resume", {})
     meta = _meta(resolver, "s1")
     assert started.reopened and meta["status"] == "active" and meta["ended"] is None
-    assert len(meta["resumed_at"]) == 1 and resolver.active_session_ids() == ["s1"]
+    assert len(meta["resumed_at"]) == 1 and registry.active_session_ids(resolver) == ["s1"]
 
 
 def test_resume_with_a_new_id_links_the_parent(resolver: PathResolver) -> None:
@@ -92,7 +92,7 @@ def test_end_marks_ended_and_publishes(resolver: PathResolver) -> None:
     session.end(resolver, "s1", "logout")
     meta = _meta(resolver, "s1")
     assert meta["status"] == "ended" and meta["end_reason"] == "logout" and meta["ended"]
-    assert resolver.active_session_ids() == []
+    assert registry.active_session_ids(resolver) == []
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "s1" and fields["status"] == "ended"
 

@@ -1,0 +1,32 @@
+"""The plugin's own Python environment: a venv built from ``requirements.txt``, and whether it is ready.
+
+Standard library only: ``hooks/bootstrap.py`` uses it before any dependency is installed.
+Example: ``~/.claude/plugins/data/blackboard/venv/.blackboard-requirements``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+STAMP = ".blackboard-requirements"  # a copy of the requirements the environment was built from
+STALE = 75  # exit status of a launcher whose environment is stale, before it has read its input
+PLUGIN_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REQUIREMENTS = os.path.join(PLUGIN_ROOT, "requirements.txt")
+
+
+def ready(venv: str, requirements: str = REQUIREMENTS) -> bool:
+    """True when ``venv`` was built from exactly these requirements and has its interpreter."""
+    try:
+        with open(os.path.join(venv, STAMP), "rb") as stamp, open(requirements, "rb") as wanted:
+            same = stamp.read() == wanted.read()
+    except OSError:
+        return False
+    return same and os.path.exists(os.path.join(venv, "bin", "python"))
+
+
+def current_venv() -> Optional[str]:
+    """The plugin environment this interpreter belongs to, or None when it is the machine's python3."""
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))  # sys.prefix is not it under -S
+    return venv if os.path.exists(os.path.join(venv, STAMP)) else None

@@ -1,0 +1,46 @@
+"""Where unexpected failures go: a bounded log under ``$ROOT/logs/``, and one line for the person.
+
+Example: ``~/.claude/blackboard/logs/hooks.log`` for the hooks, ``logs/cli.log`` for the command.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Mapping
+
+from . import settings
+from .clock import now_iso
+from .errors import BlackboardError
+
+MAX_LOG_BYTES = 1 << 20  # then the log is rotated to ``{name}.log.1``
+
+
+def log_path(root: str, name: str) -> str:
+    """``$ROOT/logs/{name}.log``."""
+    return os.path.join(root, "logs", f"{name}.log")
+
+
+def record(name: str, title: str, environ: Mapping[str, str] = os.environ) -> str:
+    """Append the exception being handled, with its traceback, to ``logs/{name}.log``.
+
+    Returns where the details went, for the one line a person sees; never raises.
+    """
+    try:
+        path = log_path(settings.root(environ), name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.exists(path) and os.path.getsize(path) > MAX_LOG_BYTES:
+            os.replace(path, path + ".1")
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(f"{now_iso()} {title} pid={os.getpid()}\n{traceback.format_exc()}\n")
+    except Exception:  # noqa: BLE001 - the log is best effort; the one line still goes out
+        return "logging failed too"
+    return f"details in {path}"
+
+
+def summary() -> str:
+    """The first line of the exception being handled: its message, with its type when it is a bug."""
+    exc = sys.exc_info()[1]
+    text = str(exc) if isinstance(exc, BlackboardError) else f"{type(exc).__name__}: {exc}"
+    return text.splitlines()[0] if text else type(exc).__name__

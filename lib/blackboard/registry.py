@@ -1,0 +1,129 @@
+"""The sessions a root holds: listing, lookup by id, and the markers of active sessions.
+
+Active markers (``_active/{id}``, empty files) let SessionStart find the project's live
+sessions without reading every session's metadata, so its cost does not grow with history.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import List, NamedTuple, Optional
+
+from .clock import epoch_seconds, format_utc
+from .errors import BlackboardError
+from .fsutil import create_exclusive
+from .ids import is_session_id
+from .meta import Meta, read_meta
+from .paths import META_FILE, TRASH_PREFIX, PathResolver
+from .project import Project
+
+
+class SessionEntry(NamedTuple):
+    """One folder under ``sessions/``: its metadata, or why there is none."""
+
+    session_id: str
+    directory: str
+    meta: Optional[Meta]
+    error: Optional[str]
+
+
+def list_sessions(resolver: PathResolver, status: Optional[str] = None) -> List[SessionEntry]:
+    """Every session of the project, newest start first; a corrupt ``_meta.json`` is reported, not fatal."""
+    try:
+        names = os.listdir(resolver.sessions_dir)
+    except FileNotFoundError:
+        names = []
+    found = [session_entry(resolver, name) for name in names]
+    if status is not None:
+        found = [entry for entry in found if entry.meta is not None and entry.meta.get("status") == status]
+    found.sort(key=lambda e: (str((e.meta or {}).get("started") or ""), e.session_id), reverse=True)
+    return found
+
+
+def session_entry(resolver: PathResolver, name: str) -> SessionEntry:
+    """The session in ``sessions/{name}``, with an error instead of metadata when that is missing or corrupt."""
+    directory = os.path.join(resolver.sessions_dir, name)
+    try:
+        meta = read_meta(os.path.join(directory, META_FILE))
+        error = None if meta else f"{directory} has no _meta.json; run `blackboard doctor`"
+    except BlackboardError as exc:
+        meta, error = None, str(exc)
+    return SessionEntry(name, directory, meta, error)
+
+
+def find_owner(resolver: PathResolver, session_id: str) -> Optional[PathResolver]:
+    """The resolver whose project holds ``session_id``: this one, else any under the root, else None."""
+    if os.path.exists(resolver.meta_path(session_id)):
+        return resolver
+    for other in all_projects(resolver.root):
+        if os.path.exists(other.meta_path(session_id)):
+            return other
+    return None
+
+
+def all_projects(root: str) -> List[PathResolver]:
+    """A resolver for every project that has a board under ``root``."""
+    resolvers = []
+    for org in _subdirs(root):
+        for name in _subdirs(os.path.join(root, org)):
+            if os.path.isdir(os.path.join(root, org, name, ".blackboard")):
+                resolvers.append(PathResolver(root, Project(org, name, None, "found under the root")))
+    return resolvers
+
+
+def _subdirs(path: str) -> List[str]:
+    try:
+        return sorted(e.name for e in os.scandir(path) if e.is_dir(follow_symlinks=False) and e.name[0] != ".")
+    except OSError:
+        return []
+
+
+def active_session_ids(resolver: PathResolver) -> List[str]:
+    """Ids with an active marker, cheap even when the project holds thousands of sessions."""
+    try:
+        names = os.listdir(resolver.active_dir)
+    except OSError:
+        return []
+    return sorted(name for name in names if is_session_id(name))
+
+
+def mark_active(resolver: PathResolver, session_id: str) -> None:
+    """Add the session's active marker (kept if it is there already)."""
+    os.makedirs(resolver.active_dir, exist_ok=True)
+    create_exclusive(resolver.active_marker(session_id), "")
+
+
+def unmark_active(resolver: PathResolver, session_id: str) -> None:
+    """Remove the session's active marker, if any."""
+    try:
+        os.unlink(resolver.active_marker(session_id))
+    except FileNotFoundError:
+        pass
+
+
+def is_set_aside(name: str) -> bool:
+    """Whether a folder under ``sessions/`` is a board a cleanup renamed aside (``.removing-…``)."""
+    return name.startswith(TRASH_PREFIX)
+
+
+def session_id_of(name: str) -> str:
+    """The session a folder belongs to: ``s1`` for ``s1`` and for ``.removing-s1-4242`` left by a cleanup."""
+    while name.startswith(TRASH_PREFIX):
+        name = name[len(TRASH_PREFIX) :].rpartition("-")[0]
+    return name
+
+
+def last_activity(resolver: PathResolver, meta: Meta) -> str:
+    """When the session last did something: its ``last_activity``, or its draft handoff's time if later.
+
+    Stop refreshes the draft after every turn without rewriting the metadata, so the draft's
+    modification time is the session's most recent sign of life.
+    """
+    recorded = str(meta.get("last_activity") or meta.get("started") or "")
+    try:
+        written = os.stat(resolver.handoff_path(meta["session_id"])).st_mtime
+    except (OSError, BlackboardError, KeyError):
+        return recorded
+    if written > (epoch_seconds(recorded) or 0):
+        return format_utc(written)
+    return recorded

@@ -1,0 +1,115 @@
+"""A session's board as people and models read it: the sections of a handoff, ``show`` and the context.
+
+Everything here is bounded: files are read from their tail, items and sections are capped,
+and secrets are redacted before text is cut, so no token is left half-shown.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Tuple
+
+from . import entries
+from .handoff import MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
+from .meta import Meta, read_meta_or_none
+from .paths import PathResolver
+from .redact import redact
+from .registry import active_session_ids
+
+MAX_ITEM_CHARS = 1200
+MAX_ITEMS = {"open": 100, "done": 50, "context": 50, "notes": 12, "active": 10}
+TAIL_BYTES = {"tasks": 256 * 1024, "context": 128 * 1024, "notes": 96 * 1024}
+TITLES = {"open": "Open tasks", "done": "Tasks done this session", "context": "Shared context", "notes": "Recent notes"}
+ACTIVE_HEADING = "## Sessions still active in this project"
+_NOTE_NUMBER = re.compile(r"n(\d+)")
+
+
+def board_state(resolver: PathResolver, session_id: str) -> Dict[str, Any]:
+    """Open and done tasks, shared context and recent notes of a session, read from file tails."""
+    tasks, context, notes = (
+        entries.read_tail_entries(resolver.board_file(session_id, kind), TAIL_BYTES[kind])
+        for kind in ("tasks", "context", "notes")
+    )
+    numbers = (_NOTE_NUMBER.fullmatch(note.id) for note in notes)
+    last_number = max((int(m.group(1)) for m in numbers if m), default=0)
+    open_tasks, done_tasks = split_tasks(tasks)
+    return {
+        "open": open_tasks,
+        "done": done_tasks,
+        "context": context,
+        "notes": notes[-MAX_ITEMS["notes"] :],
+        "note_count": max(last_number, len(notes)),
+    }
+
+
+def split_tasks(tasks: List[entries.Entry]) -> Tuple[List[entries.Entry], List[entries.Entry]]:
+    """``(not done, done)``."""
+    done = [t for t in tasks if t.fields.get("status") == "done"]
+    return [t for t in tasks if t.fields.get("status") != "done"], done
+
+
+def render_sections(state: Dict[str, Any], sections: Tuple[str, ...]) -> str:
+    """The named body sections (``open``, ``done``, ``context``, ``notes``) as markdown, bounded."""
+    render = {"open": _task_line, "done": _task_line, "context": _context_line, "notes": _note_line}
+    parts = []
+    for name in sections:
+        items = state[name]
+        shown = items[-MAX_ITEMS[name] :] if name == "notes" else items[: MAX_ITEMS[name]]
+        lines = [render[name](item) for item in shown]
+        if len(items) > len(shown):
+            lines.append(f"- … and {len(items) - len(shown)} more (`blackboard show` lists them all)")
+        parts.append(f"## {TITLES[name]}\n\n" + ("\n".join(lines) if lines else "_none_") + "\n")
+    return "\n".join(parts)
+
+
+def _task_line(task: entries.Entry) -> str:
+    who = task.fields.get("claimed_by")
+    claim = f" — claimed by {who}" if who else (" — unclaimed" if task.fields.get("status") != "done" else "")
+    return f"- **{task.id}** {_item(task.body)}{claim}"
+
+
+def _context_line(entry: entries.Entry) -> str:
+    return f"- **{entry.id}** (by {entry.fields.get('author', '?')}): {_item(entry.body)}"
+
+
+def _note_line(note: entries.Entry) -> str:
+    return f"- {note.fields.get('at', '?')} · {note.fields.get('author', '?')}: {_item(note.body)}"
+
+
+def _item(text: str) -> str:
+    """One entry's text, secrets redacted before it is cut so no token is left half-shown."""
+    text = text.strip()
+    length = len(text)
+    text = redact(text[: MAX_ITEM_CHARS + 512])  # a token crossing the cut is still whole here
+    if length > MAX_ITEM_CHARS:
+        text = text[:MAX_ITEM_CHARS] + f" … [{length - MAX_ITEM_CHARS} characters cut]"
+    return text.replace("\n", "\n  ")
+
+
+def active_sessions_section(resolver: PathResolver, exclude: str) -> str:
+    """The project's other active sessions, from the active markers."""
+    others = [i for i in active_session_ids(resolver) if i != exclude]
+    lines = []
+    for session_id in others[: MAX_ITEMS["active"]]:
+        meta = read_meta_or_none(resolver.meta_path(session_id)) or {}
+        lines.append(f"- {session_id} (started {meta.get('started', '?')}, branch {meta.get('git_branch') or '?'})")
+    if len(others) > len(lines):
+        lines.append(f"- … and {len(others) - len(lines)} more (`blackboard sessions --status active`)")
+    return f"{ACTIVE_HEADING}\n\n" + ("\n".join(lines) or "_none_") + "\n"
+
+
+def handoff_text(resolver: PathResolver, meta: Meta) -> str:
+    """The handoff a session leaves, bounded in size and with secrets redacted."""
+    session_id = meta["session_id"]
+    state = board_state(resolver, session_id)
+    fields = handoff_fields(meta, len(state["open"]), len(state["done"]), state["note_count"])
+    body = f"# Handoff from session {session_id}\n\n" + render_sections(state, ("open", "done", "context"))
+    others = active_sessions_section(resolver, session_id)
+    notes = render_sections(state, ("notes",))
+    room = MAX_HANDOFF_BYTES - len(body.encode()) - len(others.encode()) - 2048
+    if len(notes.encode()) > room:
+        notes = notes.encode()[: max(room, 0)].decode("utf-8", "ignore") + "\n\n[… older notes cut]\n"
+    text = dump_front_matter(fields) + "\n" + redact(body + "\n" + notes + "\n" + others)
+    if len(text.encode()) > MAX_HANDOFF_BYTES:
+        text = text.encode()[:MAX_HANDOFF_BYTES].decode("utf-8", "ignore") + "\n\n[… handoff cut to size]\n"
+    return text

@@ -1,0 +1,77 @@
+"""Every ``BLACKBOARD_*`` setting in one place: its variable, default and bounds.
+
+Each function takes the environment it reads (``os.environ`` by default) so tests can pass
+their own. A value that is out of bounds or not a number falls back to the default: a
+setting never breaks a hook.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping, Optional
+
+from .errors import BlackboardError
+
+SESSION_ID_VARS = ("BLACKBOARD_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID")
+ROOT_VARS = ("BLACKBOARD_ROOT", "MNEMONIC_ROOT")
+DEFAULT_CONTEXT_CHARS = 8000
+MIN_CONTEXT_CHARS = 2000  # room for the header, the cut marker and the usage line
+MAX_CONTEXT_CHARS = 9500  # Claude Code cuts additionalContext over 10 000 characters to a preview
+DEFAULT_MAX_VALUE_CHARS = 10_000
+MAX_MAX_VALUE_CHARS = 1_000_000
+DEFAULT_ABANDON_AFTER = 24 * 3600.0
+
+
+def root(environ: Mapping[str, str] = os.environ) -> str:
+    """``$BLACKBOARD_ROOT``, else ``$MNEMONIC_ROOT``, else ``~/.claude/blackboard``."""
+    name = root_source(environ)
+    if name is None:
+        return os.path.join(os.path.expanduser("~"), ".claude", "blackboard")
+    value = os.path.expanduser(environ[name])
+    if not os.path.isabs(value):
+        raise BlackboardError(f"{name}={environ[name]!r} is a relative path; set it to an absolute one")
+    return os.path.normpath(value)
+
+
+def root_source(environ: Mapping[str, str] = os.environ) -> Optional[str]:
+    """The variable the root comes from, or None for the default."""
+    return next((name for name in ROOT_VARS if environ.get(name)), None)
+
+
+def context_chars(environ: Mapping[str, str] = os.environ) -> int:
+    """``$BLACKBOARD_CONTEXT_CHARS``: most characters injected at SessionStart (2000-9500, default 8000)."""
+    value = _int(environ, "BLACKBOARD_CONTEXT_CHARS", DEFAULT_CONTEXT_CHARS)
+    return max(MIN_CONTEXT_CHARS, min(value, MAX_CONTEXT_CHARS))
+
+
+def max_value_chars(environ: Mapping[str, str] = os.environ) -> int:
+    """``$BLACKBOARD_MAX_VALUE_CHARS``: the longest note, task or value (1 to 1 000 000, default 10 000)."""
+    value = _int(environ, "BLACKBOARD_MAX_VALUE_CHARS", DEFAULT_MAX_VALUE_CHARS)
+    return value if 1 <= value <= MAX_MAX_VALUE_CHARS else DEFAULT_MAX_VALUE_CHARS
+
+
+def abandon_after(environ: Mapping[str, str] = os.environ) -> float:
+    """``$BLACKBOARD_ABANDON_AFTER`` (``6h``, ``2d``; default 24h) in seconds."""
+    from .clock import parse_duration
+
+    try:
+        return parse_duration(environ.get("BLACKBOARD_ABANDON_AFTER", "24h"))
+    except ValueError:
+        return DEFAULT_ABANDON_AFTER
+
+
+def author(explicit: Optional[str], environ: Mapping[str, str] = os.environ) -> str:
+    """Who writes: ``--author``, else ``$BLACKBOARD_AGENT``, else ``main``."""
+    return explicit or environ.get("BLACKBOARD_AGENT") or "main"
+
+
+def host(environ: Mapping[str, str] = os.environ) -> str:
+    """This machine's name: ``$BLACKBOARD_HOST``, else the host name."""
+    return environ.get("BLACKBOARD_HOST") or os.uname().nodename
+
+
+def _int(environ: Mapping[str, str], name: str, default: int) -> int:
+    try:
+        return int(environ.get(name, default))
+    except ValueError:
+        return default

@@ -1,0 +1,92 @@
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from blackboard.project import identify_project, parse_remote, safe_segment
+from helpers import make_git_project
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        pytest.param("git@github.com:acme/widget.git", ("acme", "widget"), id="scp-like"),
+        pytest.param("https://user@github.com/acme/widget.git", ("acme", "widget"), id="https-with-user"),
+        pytest.param("https://github.com/acme/widget", ("acme", "widget"), id="https-no-suffix"),
+        pytest.param("ssh://git@host:2222/acme/widget", ("acme", "widget"), id="ssh-with-port"),
+        pytest.param("ssh://git@host:2222/acme/widget.git/", ("acme", "widget"), id="trailing-slash"),
+        pytest.param("https://gitlab.com/a/b/widget.git", ("a+b", "widget"), id="nested-groups-https"),
+        pytest.param("gitlab.com/a/b/widget", ("a+b", "widget"), id="nested-groups-no-scheme"),
+        pytest.param("git@gitlab.com:a/b/c/widget.git", ("a+b+c", "widget"), id="nested-groups-scp"),
+        pytest.param("https://github.com/acme/digit", ("acme", "digit"), id="git-is-a-suffix-not-characters"),
+        pytest.param("https://github.com/acme/widget.github.io.git", ("acme", "widget.github.io"), id="dots-kept"),
+        pytest.param("https://dev.azure.com/org/proj/_git/repo", ("org+proj", "repo"), id="azure-devops"),
+        pytest.param("/srv/git/widget.git", ("git", "widget"), id="local-path"),
+        pytest.param("file:///srv/git/widget.git", ("git", "widget"), id="file-url"),
+        pytest.param("https://evil.example/../../etc/passwd", ("etc", "passwd"), id="dot-dot-dropped"),
+        pytest.param("https://host/a b/wid get.git", ("a_b", "wid_get"), id="spaces-sanitised"),
+    ],
+)
+def test_parse_remote(url: str, expected: tuple) -> None:
+    assert parse_remote(url) == expected
+
+
+@pytest.mark.parametrize("url", ["", "git@github.com:", "https://github.com/", "git@github.com:acme/.git"])
+def test_parse_remote_without_a_repository(url: str) -> None:
+    assert parse_remote(url) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("widget", "widget"), ("..", "_"), ("a/b", "a_b"), (".hidden", "hidden"), ("", "_"), ("x\x00y", "x_y")],
+)
+def test_safe_segment(text: str, expected: str) -> None:
+    assert safe_segment(text) == expected
+
+
+def test_safe_segment_bounds_length_and_keeps_long_names_apart() -> None:
+    a, b = safe_segment("x" * 300 + "a"), safe_segment("x" * 300 + "b")
+    assert len(a) <= 80 and a != b
+
+
+def test_identify_git_project_with_remote(project: Path) -> None:
+    found = identify_project(str(project))
+    assert (found.org, found.name, found.git_branch) == ("acme", "widget", "main")
+
+
+def test_identify_from_a_subdirectory(project: Path) -> None:
+    (project / "src" / "deep").mkdir(parents=True)
+    assert identify_project(str(project / "src" / "deep")).name == "widget"
+
+
+def test_identify_worktree(project: Path, tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+    }
+    subprocess.run(["git", "-C", str(project), "commit", "-q", "--allow-empty", "-m", "x"], check=True, env=env)
+    subprocess.run(
+        ["git", "-C", str(project), "worktree", "add", "-q", "-b", "feature", str(tmp_path / "wt")], check=True, env=env
+    )
+    found = identify_project(str(tmp_path / "wt"))
+    assert (found.org, found.name, found.git_branch) == ("acme", "widget", "feature")
+
+
+def test_two_unrelated_folders_with_one_name_never_share_a_board(tmp_path: Path) -> None:
+    (tmp_path / "one" / "app").mkdir(parents=True)
+    (tmp_path / "two" / "app").mkdir(parents=True)
+    first, second = identify_project(str(tmp_path / "one" / "app")), identify_project(str(tmp_path / "two" / "app"))
+    assert first.org == second.org == "local"
+    assert first.name.startswith("app-") and second.name.startswith("app-")
+    assert first.name != second.name
+    assert identify_project(str(tmp_path / "one" / "app")) == first  # stable
+
+
+def test_git_repository_without_remote_is_local(tmp_path: Path) -> None:
+    repo = make_git_project(tmp_path / "norem", remote=None)
+    found = identify_project(str(repo))
+    assert found.org == "local" and found.name.startswith("norem-") and found.git_branch == "main"
