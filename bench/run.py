@@ -20,7 +20,7 @@ sys.path.insert(0, str(REPO / "lib"))
 
 from blackboard import entries  # noqa: E402
 from blackboard.meta import new_meta  # noqa: E402
-from blackboard.paths import PathResolver  # noqa: E402
+from blackboard.paths import BOARD_FILES, PathResolver  # noqa: E402
 from blackboard.project import identify_project  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_RUNS", "41"))
@@ -48,21 +48,21 @@ def fill(resolver: PathResolver, count: int) -> None:
     Each has its archived ``handoff/handoff-{id}.md``, as a real ended session does, so the
     cleanup benchmark prunes those too.
     """
-    from blackboard.handoff import META_KEYS, dump_front_matter
+    from blackboard.handoff import dump_front_matter, handoff_fields
 
     Path(resolver.get_handoff_dir()).mkdir(parents=True, exist_ok=True)
     for i in range(count):
         session_id = f"old-{i:05d}"
         board = Path(resolver.get_session_blackboard_dir(session_id))
         board.mkdir(parents=True)
-        for kind, (name, _) in entries.BOARD_FILES.items():
-            (board / name).write_text(entries.initial_text(kind, session_id))
+        for kind in BOARD_FILES:
+            Path(resolver.board_file(session_id, kind)).write_text(entries.initial_text(kind, session_id))
         meta = new_meta(
             session_id, resolver.project.org, resolver.project.name, f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z"
         )
-        meta.update(status="ended", ended=meta["started"], end_reason="other")
+        meta.update({"status": "ended", "ended": meta["started"], "end_reason": "other"})
         (board / "_meta.json").write_text(json.dumps(meta, indent=2) + "\n")  # no fsync: a fixture
-        fields = {key: meta.get(key) for key in META_KEYS}
+        fields = handoff_fields(meta, open_tasks=0, done_tasks=0, notes=0)
         body = f"\n# Handoff from session {session_id}\n\nNo open tasks.\n"
         Path(resolver.handoff_path(session_id)).write_text(dump_front_matter(fields) + body)
 
@@ -90,65 +90,9 @@ def run_all(python: str, venv: Path, work: Path) -> None:
     env = dict(os.environ, BLACKBOARD_VENV=str(venv), CLAUDE_PLUGIN_ROOT=str(REPO))
     hook = [str(REPO / "hooks" / "run")]
 
-    def start_hook(root: Path, tag: str) -> Callable[[int], None]:
-        def run(i: int) -> None:
-            payload = {
-                "session_id": f"{tag}-{i}",
-                "cwd": str(project),
-                "hook_event_name": "SessionStart",
-                "source": "startup",
-                "transcript_path": "/dev/null",
-            }
-            subprocess.run(
-                hook + ["session-start"],
-                input=json.dumps(payload).encode(),
-                stdout=subprocess.DEVNULL,
-                env=dict(env, BLACKBOARD_ROOT=str(root)),
-                check=True,
-            )
-            end = dict(payload, hook_event_name="SessionEnd", reason="other")
-            end.pop("source")
-            # end it outside the timing, so the active list stays as a real project's would
-            pending.append((end, root))
-
-        return run
-
-    pending: List[tuple] = []
-
-    def flush() -> None:
-        for end, root in pending:
-            subprocess.run(
-                hook + ["session-end"],
-                input=json.dumps(end).encode(),
-                env=dict(env, BLACKBOARD_ROOT=str(root)),
-                check=True,
-            )
-        pending.clear()
-
-    empty, full = work / "root-empty", work / "root-full"
+    full = work / "root-full"
     fill(PathResolver(str(full), identify_project(str(project))), 10_000)
-    # interleave the measurements so noise hits all three alike
-    bare_runs, start_empty, start_full = [], [], []
-    for i in range(RUNS):
-        bare_runs.append(median_of(1, lambda _: subprocess.run([python, "-c", "pass"], check=True)))
-        start_empty.append(median_of(1, lambda _, i=i: start_hook(empty, "e")(i)))
-        start_full.append(median_of(1, lambda _, i=i: start_hook(full, "f")(i)))
-        flush()
-    bare = statistics.median(bare_runs)
-    empty_median, full_median = statistics.median(start_empty), statistics.median(start_full)
-    report(
-        "SessionStart hook / bare `python -c pass`",
-        f"{empty_median * 1000:.1f} / {bare * 1000:.1f} ms = {empty_median / bare:.2f}x",
-        "<= 3x",
-        empty_median / bare <= 3,
-    )
-    report(
-        "SessionStart with 10 000 sessions / empty board",
-        f"{full_median / empty_median:.2f}x",
-        "<= 1.1x",
-        full_median / empty_median <= 1.1,
-    )
-
+    hooks(python, env, project, work, full)
     blackboard = [str(REPO / "bin" / "blackboard")]
     listing = median_of(
         5,
@@ -166,6 +110,67 @@ def run_all(python: str, venv: Path, work: Path) -> None:
 
     session_end(hook, env, project, work)
     notes_at_once(blackboard, env, project, work)
+
+
+def hooks(python: str, env: Dict[str, str], project: Path, work: Path, full: Path) -> None:
+    """SessionStart and Stop against a bare interpreter start; SessionStart with 10 000 sessions."""
+    hook = [str(REPO / "hooks" / "run")]
+
+    def timed_hook(event: str, payload: Dict[str, object], root: Path) -> float:
+        started = time.perf_counter()
+        subprocess.run(
+            hook + [event],
+            input=json.dumps(payload).encode(),
+            stdout=subprocess.DEVNULL,
+            env=dict(env, BLACKBOARD_ROOT=str(root)),
+            check=True,
+        )
+        return time.perf_counter() - started
+
+    def payload(session_id: str, **extra: str) -> Dict[str, object]:
+        return {"session_id": session_id, "cwd": str(project), "transcript_path": "/dev/null", **extra}
+
+    blackboard = [str(REPO / "bin" / "blackboard")]
+    empty = work / "root-empty"
+    # Every SessionStart but the first finds the previous session's handoff to inject and one
+    # other active session, as a real project's does. Stop runs after a turn that wrote to the
+    # board. The runs are interleaved so noise hits every figure alike.
+    bare_runs: List[float] = []
+    start_empty: List[float] = []
+    start_full: List[float] = []
+    stops: List[float] = []
+    for i in range(RUNS):
+        bare_runs.append(median_of(1, lambda _: subprocess.run([python, "-I", "-S", "-c", "pass"], check=True)))
+        for root, times in ((empty, start_empty), (full, start_full)):
+            session_id = f"s{i}"
+            times.append(timed_hook("session-start", payload(session_id, source="startup"), root))
+            subprocess.run(
+                blackboard + ["note", f"turn {i}: a finding"],
+                stdout=subprocess.DEVNULL,
+                cwd=project,
+                env=dict(env, BLACKBOARD_ROOT=str(root), BLACKBOARD_SESSION_ID=session_id),
+                check=True,
+            )
+            if root == empty:
+                stops.append(timed_hook("stop", payload(session_id), root))
+            if i:  # end the previous session, outside the timing; this one stays active meanwhile
+                timed_hook("session-end", payload(f"s{i - 1}", reason="other"), root)
+    bare = statistics.median(bare_runs)
+    for name, times in (("SessionStart", start_empty), ("Stop", stops)):
+        ratio = statistics.median(times) / bare
+        report(
+            f"{name} hook / bare `python -I -S -c pass`",
+            f"{statistics.median(times) * 1000:.1f} / {bare * 1000:.1f} ms = {ratio:.2f}x",
+            "<= 3x",
+            ratio <= 3,
+        )
+    empty_median, full_median = statistics.median(start_empty), statistics.median(start_full)
+    report(
+        "SessionStart with 10 000 sessions / empty board",
+        f"{full_median / empty_median:.2f}x",
+        "<= 1.1x",
+        full_median / empty_median <= 1.1,
+    )
 
 
 def cleanup(blackboard: List[str], env: Dict[str, str], project: Path, work: Path, full: Path) -> None:

@@ -16,11 +16,11 @@ from .errors import BlackboardError
 from .fsutil import append_text, atomic_write, file_lock, read_tail, read_text
 
 TITLES = {"tasks": "Active tasks", "notes": "Session notes", "context": "Shared context"}
-_HEADING = re.compile(r"## (\S+)[ \t]*")
-_FIELD = re.compile(r"- ([A-Za-z_][A-Za-z0-9_]*): ?(.*)")
-_ESCAPED = re.compile(r"(\\*)## ")
-KEY = re.compile(r"[A-Za-z0-9_]{1,64}")
-_ID_NUMBER = re.compile(r"(?m)^## [a-z](\d+)[ \t]*$")
+_HEADING = r"## (\S+)[ \t]*"
+_FIELD = r"- ([A-Za-z_][A-Za-z0-9_]*): ?(.*)"
+_ESCAPED = r"(\\*)## "
+KEY = r"[A-Za-z0-9_]{1,64}"
+_ID_NUMBER = r"(?m)^## [a-z](\d+)[ \t]*$"
 
 
 class Entry(NamedTuple):
@@ -47,13 +47,13 @@ def _blocks(lines: List[str]) -> List[Tuple[int, int]]:
 
 
 def _parse_block(lines: List[str], start: int, end: int) -> Tuple[Optional[Entry], Optional[str]]:
-    heading = _HEADING.fullmatch(lines[start])
+    heading = re.fullmatch(_HEADING, lines[start])
     if not heading:
         return None, f"line {start + 1}: heading {lines[start][:60]!r} is not '## id'"
     fields: Dict[str, str] = {}
     i = start + 1
     while i < end and lines[i].strip():
-        field = _FIELD.fullmatch(lines[i])
+        field = re.fullmatch(_FIELD, lines[i])
         if not field:
             return None, f"line {i + 1}: expected '- key: value' or a blank line after the heading"
         fields[field.group(1)] = field.group(2)
@@ -103,7 +103,7 @@ def append(path: str, prefix: str, fields: Dict[str, str], body: str) -> str:
 
 def put(path: str, key: str, fields: Dict[str, str], body: str, replace: bool = False) -> None:
     """Write the entry ``key`` under the file's lock; an existing key is an error unless ``replace``."""
-    if not KEY.fullmatch(key):
+    if not re.fullmatch(KEY, key):
         raise BlackboardError(f"invalid key {key[:70]!r}: use 1-64 letters, digits or '_'")
     new = Entry(key, _stamped(fields), body, 0)
     with file_lock(path):
@@ -147,7 +147,7 @@ def _last_number(path: str) -> int:
     size = 256 * 1024
     while True:
         tail, cut = read_tail(path, size)
-        numbers = [int(m) for m in _ID_NUMBER.findall(tail)]
+        numbers = [int(m) for m in re.findall(_ID_NUMBER, tail)]
         if numbers or not cut:
             return max(numbers, default=0)
         size *= 4
@@ -163,8 +163,8 @@ def _one_line(value: str) -> str:
 
 
 def _escape(line: str) -> str:
-    return "\\" + line if _ESCAPED.match(line) else line
+    return "\\" + line if re.match(_ESCAPED, line) else line
 
 
 def _unescape(line: str) -> str:
-    return line[1:] if line.startswith("\\") and _ESCAPED.match(line) else line
+    return line[1:] if line.startswith("\\") and re.match(_ESCAPED, line) else line

@@ -57,24 +57,30 @@ def split_front_matter(text: str) -> Tuple[Dict[str, Any], str]:
     head, body = text[4:end], text[end + 5 :]
     try:
         return _json_front_matter(head), body
-    except ValueError:
+    except (ValueError, RecursionError):
         import frontmatter  # a person wrote YAML we do not emit; let the real parser read it
         import yaml
 
         try:
             post = frontmatter.loads(text)
+            json.dumps(post.metadata, default=str)  # what `handoff --json` prints must be printable
         except (ValueError, RecursionError, yaml.YAMLError):  # unreadable front matter is no front matter
             return {}, text
         return dict(post.metadata), post.content
 
 
 def _json_front_matter(head: str) -> Dict[str, Any]:
+    """Our own front matter: a JSON scalar, or a list of scalars, per line; ValueError for anything else."""
     fields: Dict[str, Any] = {}
     for line in head.split("\n"):
         key, sep, value = line.partition(": ")
         if not sep or not key.isidentifier():
             raise ValueError(line)
-        fields[key] = json.loads(value)
+        parsed = json.loads(value)
+        items = parsed if isinstance(parsed, list) else [parsed]
+        if any(isinstance(item, (list, dict)) for item in items):
+            raise ValueError(f"{key}: not a scalar")
+        fields[key] = parsed
     return fields
 
 

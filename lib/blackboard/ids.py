@@ -11,12 +11,12 @@ from .errors import BlackboardError
 from .settings import SESSION_ID_VARS
 
 # ASCII only (no \w): a path component every file system and shell takes as it is.
-SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+SESSION_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
 
 
 def is_session_id(value: object) -> bool:
     """``[A-Za-z0-9][A-Za-z0-9._-]{0,127}`` without ``..``."""
-    return isinstance(value, str) and SESSION_ID.fullmatch(value) is not None and ".." not in value
+    return isinstance(value, str) and re.fullmatch(SESSION_ID, value) is not None and ".." not in value
 
 
 def validate_session_id(value: object) -> str:

@@ -19,8 +19,8 @@ from .paths import PathResolver
 from .redact import redact
 
 MANIFEST = "_migration.json"
-_SEPARATOR = re.compile(r"(?m)^---[ \t]*$")
-_FIELD = re.compile(r"(?m)^\*\*(Session|Time):\*\*[ \t]*(.+?)[ \t]*$")
+_SEPARATOR = r"(?m)^---[ \t]*$"
+_FIELD = r"(?m)^\*\*(Session|Time):\*\*[ \t]*(.+?)[ \t]*$"
 
 
 class PlannedMove(NamedTuple):
@@ -120,11 +120,11 @@ def newest_note(text: str) -> Optional[Dict[str, Any]]:
     """
     best: Optional[Dict[str, Any]] = None
     best_key = (float("-inf"), -1)
-    for position, block in enumerate(_SEPARATOR.split(text)):
+    for position, block in enumerate(re.split(_SEPARATOR, text)):
         body = block.strip()
         if not body:
             continue
-        fields = {m.group(1).lower(): m.group(2) for m in _FIELD.finditer(body)}
+        fields = {m.group(1).lower(): m.group(2) for m in re.finditer(_FIELD, body)}
         when = parse_iso(fields.get("time", ""))
         key = (when.timestamp() if when else float("-inf"), position)
         if key >= best_key:

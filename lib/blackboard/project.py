@@ -13,8 +13,8 @@ from typing import NamedTuple, Optional, Tuple
 
 from .gitinfo import find_git
 
-_UNSAFE_RUN = re.compile(r"[^A-Za-z0-9._+-]+")
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_UNSAFE_RUN = r"[^A-Za-z0-9._+-]+"
+_URL_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]*://"
 MAX_SEGMENT = 80
 
 
@@ -33,7 +33,7 @@ def safe_segment(text: str) -> str:
     Each run of characters other than ``A-Za-z0-9._+-`` becomes one ``_``; a long name is
     cut and ends in a hash of the whole.
     """
-    segment = _UNSAFE_RUN.sub("_", text).strip(".") or "_"
+    segment = re.sub(_UNSAFE_RUN, "_", text).strip(".") or "_"
     if len(segment) > MAX_SEGMENT:
         segment = f"{segment[: MAX_SEGMENT - 9]}-{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
     return segment
@@ -69,7 +69,7 @@ def parse_remote(url: str) -> Optional[Tuple[str, str]]:
 
 def _url_path(url: str) -> Optional[str]:
     """The path of ``scheme://[user@]host[/path]`` (empty without one), or None for another form."""
-    match = _URL.match(url)
+    match = re.match(_URL_SCHEME, url)
     if not match:
         return None
     rest = url[match.end() :]

@@ -21,7 +21,7 @@ MAX_ITEMS = {"open": 100, "done": 50, "context": 50, "notes": 12, "active": 10}
 TAIL_BYTES = {"tasks": 256 * 1024, "context": 128 * 1024, "notes": 96 * 1024}
 TITLES = {"open": "Open tasks", "done": "Tasks done this session", "context": "Shared context", "notes": "Recent notes"}
 ACTIVE_HEADING = "## Sessions still active in this project"
-_NOTE_NUMBER = re.compile(r"n(\d+)")
+_NOTE_NUMBER = r"n(\d+)"
 
 
 def board_state(resolver: PathResolver, session_id: str) -> Dict[str, Any]:
@@ -30,7 +30,7 @@ def board_state(resolver: PathResolver, session_id: str) -> Dict[str, Any]:
         entries.read_tail_entries(resolver.board_file(session_id, kind), TAIL_BYTES[kind])
         for kind in ("tasks", "context", "notes")
     )
-    numbers = (_NOTE_NUMBER.fullmatch(note.id) for note in notes)
+    numbers = (re.fullmatch(_NOTE_NUMBER, note.id) for note in notes)
     last_number = max((int(m.group(1)) for m in numbers if m), default=0)
     open_tasks, done_tasks = split_tasks(tasks)
     return {
