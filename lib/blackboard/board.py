@@ -57,7 +57,7 @@ class Board:
             if holder:
                 raise BlackboardError(f"task {task_id} is already claimed by {holder}; pick another task")
             fields = {**task.fields, "status": "claimed", "claimed_by": author, "claimed_at": now_iso()}
-            return task._replace(fields=fields)
+            return Entry(task.id, fields, task.body, task.line)
 
         return self._update("tasks", task_id, claim)
 
@@ -68,7 +68,7 @@ class Board:
             if task.fields.get("status") == "done":
                 raise BlackboardError(f"task {task_id} is already done")
             fields = {**task.fields, "status": "done", "done_by": author, "done_at": now_iso()}
-            return task._replace(fields=fields)
+            return Entry(task.id, fields, task.body, task.line)
 
         return self._update("tasks", task_id, finish)
 

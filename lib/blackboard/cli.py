@@ -255,7 +255,7 @@ def show(ctx: click.Context, session_id: Optional[str], as_json: bool) -> None:
         "problems": task_problems + context_problems,
     }
     open_tasks, done_tasks = render.split_tasks(tasks)
-    state = {"open": open_tasks, "done": done_tasks, "context": context, "notes": notes}
+    state = render.BoardState(open_tasks, done_tasks, context, notes, len(notes))
     head = (
         f"# Session {board.session_id} ({meta.get('status')}) — {meta.get('org')}/{meta.get('project')}\n"
         f"started {meta.get('started')}, last activity {meta.get('last_activity')}, "

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
-from typing import Optional
 
 UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
@@ -19,24 +17,20 @@ def format_utc(seconds: float) -> str:
     return time.strftime(UTC_FORMAT, time.gmtime(seconds))
 
 
-def parse_iso(text: object) -> Optional[datetime]:
-    """An aware datetime for an ISO-8601 string, or None when it is not one."""
+def epoch_seconds(text: object) -> float | None:
+    """Seconds since 1970 of an ISO-8601 timestamp (``Z`` or an offset), or None when it is not one."""
     if not isinstance(text, str) or not text:
         return None
+    from datetime import datetime, timezone  # only what reads a time needs it, not every hook
+
     try:  # before Python 3.11, fromisoformat does not take a trailing Z
         value = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
     except ValueError:
         return None
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
 
 
-def epoch_seconds(text: object) -> Optional[float]:
-    """Seconds since 1970 of an ISO-8601 timestamp, or None when it is not one."""
-    then = parse_iso(text)
-    return None if then is None else then.timestamp()
-
-
-def age_seconds(text: object) -> Optional[float]:
+def age_seconds(text: object) -> float | None:
     """Seconds elapsed since an ISO-8601 timestamp, or None when it is not one."""
     then = epoch_seconds(text)
     return None if then is None else time.time() - then

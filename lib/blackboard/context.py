@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
-
 from . import handoff, render
 from .clock import age_seconds, describe_age
 from .paths import PathResolver
@@ -16,7 +14,7 @@ USAGE = (
 )
 
 
-def for_new_session(resolver: PathResolver, session_id: str, branch: Optional[str], limit: int) -> str:
+def for_new_session(resolver: PathResolver, session_id: str, branch: str | None, limit: int) -> str:
     """Context for a fresh session: this project's latest handoff and its active sessions."""
     project = f"{resolver.project.org}/{resolver.project.name}"
     latest = handoff.read_handoff(resolver.latest_handoff_path())
@@ -34,7 +32,7 @@ def for_new_session(resolver: PathResolver, session_id: str, branch: Optional[st
     return fit(head, body, footer, limit)
 
 
-def _handoff_header(project: str, fields: Dict[str, Any], branch: Optional[str]) -> str:
+def _handoff_header(project: str, fields: dict[str, object], branch: str | None) -> str:
     ended = fields.get("ended")
     age = age_seconds(ended)
     age_text = f"{describe_age(age)} ago" if age is not None else "at an unknown time"

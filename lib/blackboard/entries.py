@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+from collections.abc import Callable
 
 from .clock import now_iso
 from .errors import BlackboardError
@@ -23,13 +23,19 @@ KEY = r"[A-Za-z0-9_]{1,64}"
 _ID_NUMBER = r"(?m)^## [a-z](\d+)[ \t]*$"
 
 
-class Entry(NamedTuple):
-    """One ``## {id}`` block: its fields, its body, and the line it starts on."""
+class Entry:
+    """One ``## {id}`` block: its fields, its body, and the line it starts on (1-based; 0 when new)."""
 
-    id: str
-    fields: Dict[str, str]
-    body: str
-    line: int
+    __slots__ = ("id", "fields", "body", "line")
+
+    def __init__(self, entry_id: str, fields: dict[str, str], body: str, line: int = 0) -> None:
+        self.id = entry_id
+        self.fields = fields
+        self.body = body
+        self.line = line
+
+    def __repr__(self) -> str:
+        return f"Entry({self.id!r}, {self.fields!r}, {self.body!r}, {self.line})"
 
 
 def initial_text(kind: str, session_id: str) -> str:
@@ -40,17 +46,17 @@ def initial_text(kind: str, session_id: str) -> str:
     )
 
 
-def _blocks(lines: List[str]) -> List[Tuple[int, int]]:
+def _blocks(lines: list[str]) -> list[tuple[int, int]]:
     """``(start, end)`` line spans of each ``## `` block."""
     starts = [i for i, line in enumerate(lines) if line.startswith("## ")]
     return list(zip(starts, starts[1:] + [len(lines)]))
 
 
-def _parse_block(lines: List[str], start: int, end: int) -> Tuple[Optional[Entry], Optional[str]]:
+def _parse_block(lines: list[str], start: int, end: int) -> tuple[Entry | None, str | None]:
     heading = re.fullmatch(_HEADING, lines[start])
     if not heading:
         return None, f"line {start + 1}: heading {lines[start][:60]!r} is not '## id'"
-    fields: Dict[str, str] = {}
+    fields: dict[str, str] = {}
     i = start + 1
     while i < end and lines[i].strip():
         field = re.fullmatch(_FIELD, lines[i])
@@ -62,11 +68,11 @@ def _parse_block(lines: List[str], start: int, end: int) -> Tuple[Optional[Entry
     return Entry(heading.group(1), fields, body, start + 1), None
 
 
-def parse(text: str) -> Tuple[List[Entry], List[str]]:
+def parse(text: str) -> tuple[list[Entry], list[str]]:
     """Entries in file order, and one message per block that could not be read (with its line)."""
     lines = text.split("\n")
-    entries: List[Entry] = []
-    problems: List[str] = []
+    entries: list[Entry] = []
+    problems: list[str] = []
     for start, end in _blocks(lines):
         entry, problem = _parse_block(lines, start, end)
         if entry:
@@ -76,7 +82,7 @@ def parse(text: str) -> Tuple[List[Entry], List[str]]:
     return entries, problems
 
 
-def read_tail_entries(path: str, max_bytes: int) -> List[Entry]:
+def read_tail_entries(path: str, max_bytes: int) -> list[Entry]:
     """The entries in the last ``max_bytes`` of a file, starting at the first whole entry."""
     text, cut = read_tail(path, max_bytes)
     if cut:
@@ -84,7 +90,7 @@ def read_tail_entries(path: str, max_bytes: int) -> List[Entry]:
     return parse(text)[0]
 
 
-def render(entry_id: str, fields: Dict[str, str], body: str) -> str:
+def render(entry_id: str, fields: dict[str, str], body: str) -> str:
     """One entry as markdown, ending with a blank line."""
     lines = [f"## {entry_id}"]
     lines += [f"- {key}: {_one_line(value)}" for key, value in fields.items()]
@@ -93,7 +99,7 @@ def render(entry_id: str, fields: Dict[str, str], body: str) -> str:
     return "\n" + "\n".join(lines) + "\n"
 
 
-def append(path: str, prefix: str, fields: Dict[str, str], body: str) -> str:
+def append(path: str, prefix: str, fields: dict[str, str], body: str) -> str:
     """Append a new entry with the next ``{prefix}{n}`` id under the file's lock; returns the id."""
     with file_lock(path):
         entry_id = f"{prefix}{_last_number(path) + 1}"
@@ -101,7 +107,7 @@ def append(path: str, prefix: str, fields: Dict[str, str], body: str) -> str:
     return entry_id
 
 
-def put(path: str, key: str, fields: Dict[str, str], body: str, replace: bool = False) -> None:
+def put(path: str, key: str, fields: dict[str, str], body: str, replace: bool = False) -> None:
     """Write the entry ``key`` under the file's lock; an existing key is an error unless ``replace``."""
     if not re.fullmatch(KEY, key):
         raise BlackboardError(f"invalid key {key[:70]!r}: use 1-64 letters, digits or '_'")
@@ -118,7 +124,7 @@ def put(path: str, key: str, fields: Dict[str, str], body: str, replace: bool = 
         append_text(path, render(key, new.fields, body))
 
 
-def update(path: str, entry_id: str, change: Callable[[Entry], Optional[Entry]]) -> Entry:
+def update(path: str, entry_id: str, change: Callable[[Entry], Entry | None]) -> Entry:
     """Under the file's lock, replace one entry's block with ``change(entry)``, or remove it on None.
 
     Every other byte of the file is kept; ``change`` may raise BlackboardError to refuse.
@@ -135,7 +141,7 @@ def update(path: str, entry_id: str, change: Callable[[Entry], Optional[Entry]])
     raise BlackboardError(f"no entry {entry_id!r} in {os.path.basename(path)}; list the ids with `blackboard list`")
 
 
-def _replacement(old: List[str], new: Optional[Entry]) -> List[str]:
+def _replacement(old: list[str], new: Entry | None) -> list[str]:
     if new is None:
         return []
     trailing = len(old) - len("\n".join(old).rstrip("\n").split("\n"))
@@ -153,7 +159,7 @@ def _last_number(path: str) -> int:
         size *= 4
 
 
-def _stamped(fields: Dict[str, str]) -> Dict[str, str]:
+def _stamped(fields: dict[str, str]) -> dict[str, str]:
     """Every entry records when it was written (UTC)."""
     return {**fields, "at": fields.get("at") or now_iso()}
 

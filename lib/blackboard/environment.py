@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
 
 STAMP = ".blackboard-requirements"  # a copy of the requirements the environment was built from
 STALE = 75  # exit status of a launcher whose environment is stale, before it has read its input
@@ -26,7 +25,7 @@ def ready(venv: str, requirements: str = REQUIREMENTS) -> bool:
     return same and os.path.exists(os.path.join(venv, "bin", "python"))
 
 
-def current_venv() -> Optional[str]:
+def current_venv() -> str | None:
     """The plugin environment this interpreter belongs to, or None when it is the machine's python3."""
     venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))  # sys.prefix is not it under -S
     return venv if os.path.exists(os.path.join(venv, STAMP)) else None

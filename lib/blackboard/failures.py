@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import Mapping
+from collections.abc import Mapping
 
 from . import settings
 from .clock import now_iso

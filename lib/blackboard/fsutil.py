@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Tuple, Union
+from collections.abc import Callable
 
 LOCK_TIMEOUT_SECONDS = 30.0
 
 
-def atomic_write(path: str, data: Union[str, bytes]) -> None:
+def atomic_write(path: str, data: str | bytes) -> None:
     """Replace ``path`` with ``data``: temp file in the same directory, fsync, ``os.replace``."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     directory = os.path.dirname(path) or "."
@@ -49,58 +49,53 @@ class file_lock:  # noqa: N801 - used like a function: ``with file_lock(path):``
 
     def __init__(self, path: str, timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
         self.path, self.timeout = path, timeout
-        self._lock: Any = None
+        self._release: Callable[[], object] = lambda: None
 
     def __enter__(self) -> None:
-        from .errors import BlackboardError
-
         try:
-            from filelock import FileLock
-        except ImportError:
-            self._lock = _Flock(self.path + ".lock", self.timeout)
-        else:
-            self._lock = FileLock(self.path + ".lock", timeout=self.timeout)
-        try:
-            self._lock.__enter__()
+            self._release = _acquire(self.path + ".lock", self.timeout)
         except TimeoutError:  # filelock.Timeout is one
+            from .errors import BlackboardError
+
             raise BlackboardError(
                 f"timed out after {self.timeout:.0f}s waiting for {self.path}.lock: another blackboard "
                 "process holds it; retry, and if it stays held, `blackboard doctor` names the holder"
             ) from None
 
     def __exit__(self, *exc_info: object) -> None:
-        self._lock.__exit__(*exc_info)
+        self._release()
 
 
-class _Flock:
+def _acquire(lock_path: str, timeout: float) -> Callable[[], object]:
+    """Take the lock on ``lock_path``; returns what releases it."""
+    try:
+        from filelock import FileLock
+    except ImportError:
+        return _flock(lock_path, timeout)
+    lock = FileLock(lock_path, timeout=timeout)
+    lock.acquire()
+    return lock.release
+
+
+def _flock(lock_path: str, timeout: float) -> Callable[[], object]:
     """``flock`` through ``fcntl``, polling until ``timeout``; closing the file releases it."""
+    import fcntl
+    import time
 
-    def __init__(self, lock_path: str, timeout: float) -> None:
-        self.lock_path, self.timeout = lock_path, timeout
-        self.fd = -1
-
-    def __enter__(self) -> None:
-        import fcntl
-        import time
-
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + self.timeout
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + timeout
+    try:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                return lambda: os.close(fd)
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise TimeoutError(self.lock_path) from None
+                    raise TimeoutError(lock_path) from None
                 time.sleep(0.01)
-            except BaseException:
-                os.close(fd)
-                raise
-        self.fd = fd
-
-    def __exit__(self, *exc_info: object) -> None:
-        os.close(self.fd)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def append_text(path: str, text: str) -> None:
@@ -115,7 +110,7 @@ def append_text(path: str, text: str) -> None:
         os.close(fd)
 
 
-def read_tail(path: str, max_bytes: int) -> Tuple[str, bool]:
+def read_tail(path: str, max_bytes: int) -> tuple[str, bool]:
     """The last ``max_bytes`` of a file as text, and whether anything before it was skipped."""
     try:
         with open(path, "rb") as handle:

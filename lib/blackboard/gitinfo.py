@@ -7,16 +7,20 @@ docs/adr/0002-project-identity.md for what this does not cover.
 from __future__ import annotations
 
 import os
-from typing import Dict, NamedTuple, Optional
 
 
-class GitInfo(NamedTuple):
-    toplevel: str
-    origin_url: Optional[str]
-    branch: Optional[str]
+class GitInfo:
+    """A repository: its top folder, its ``origin`` URL and its branch."""
+
+    __slots__ = ("toplevel", "origin_url", "branch")
+
+    def __init__(self, toplevel: str, origin_url: str | None, branch: str | None) -> None:
+        self.toplevel = toplevel
+        self.origin_url = origin_url
+        self.branch = branch
 
 
-def find_git(cwd: str) -> Optional[GitInfo]:
+def find_git(cwd: str) -> GitInfo | None:
     """The repository containing ``cwd`` (walking up), or None outside any repository."""
     current = os.path.abspath(cwd)
     while True:
@@ -33,7 +37,7 @@ def find_git(cwd: str) -> Optional[GitInfo]:
         current = parent
 
 
-def _git_dir(dot_git: str) -> Optional[str]:
+def _git_dir(dot_git: str) -> str | None:
     if os.path.isdir(dot_git):
         return dot_git
     text = _read(dot_git)
@@ -48,16 +52,16 @@ def _common_dir(git_dir: str) -> str:
     return os.path.normpath(os.path.join(git_dir, common.strip())) if common else git_dir
 
 
-def _branch(git_dir: str) -> Optional[str]:
+def _branch(git_dir: str) -> str | None:
     head = (_read(os.path.join(git_dir, "HEAD")) or "").strip()
     if head.startswith("ref: refs/heads/"):
         return head[len("ref: refs/heads/") :]
     return f"detached@{head[:7]}" if head else None
 
 
-def parse_config(text: str) -> Dict[str, str]:
+def parse_config(text: str) -> dict[str, str]:
     """Flatten a git config into ``{'section "sub".key': value}``; the last value wins."""
-    values: Dict[str, str] = {}
+    values: dict[str, str] = {}
     section = ""
     for raw in text.splitlines():
         line = raw.strip()
@@ -90,7 +94,7 @@ def _config_value(value: str) -> str:
     return "".join(out).strip()
 
 
-def _read(path: str) -> Optional[str]:
+def _read(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             return handle.read()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from collections.abc import Mapping
 
 from .clock import epoch_seconds
 from .fsutil import atomic_write, file_lock, read_head
@@ -33,21 +33,21 @@ MAX_HANDOFF_READ = 512 * 1024
 MAX_PREVIOUS = 10
 
 
-def handoff_fields(meta: Mapping[str, Any], open_tasks: int, done_tasks: int, notes: int) -> Dict[str, Any]:
+def handoff_fields(meta: Mapping[str, object], open_tasks: int, done_tasks: int, notes: int) -> dict[str, object]:
     """The front matter of a handoff: the session's identity and state, and its counts."""
     fields = {key: meta.get(key) for key in FIELDS}
     fields.update(open_tasks=open_tasks, done_tasks=done_tasks, notes=notes)
     return fields
 
 
-def dump_front_matter(fields: Mapping[str, Any]) -> str:
+def dump_front_matter(fields: Mapping[str, object]) -> str:
     """``---`` delimited front matter with one JSON scalar per key (valid YAML)."""
     # default=str: a date a person wrote as bare YAML comes back from PyYAML as a datetime
     lines = [f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}" for key, value in fields.items()]
     return "---\n" + "\n".join(lines) + "\n---\n"
 
 
-def split_front_matter(text: str) -> Tuple[Dict[str, Any], str]:
+def split_front_matter(text: str) -> tuple[dict[str, object], str]:
     """``(fields, body)`` of a handoff; a file without front matter has empty fields."""
     if not text.startswith("---\n"):
         return {}, text
@@ -69,9 +69,9 @@ def split_front_matter(text: str) -> Tuple[Dict[str, Any], str]:
         return dict(post.metadata), post.content
 
 
-def _json_front_matter(head: str) -> Dict[str, Any]:
+def _json_front_matter(head: str) -> dict[str, object]:
     """Our own front matter: a JSON scalar, or a list of scalars, per line; ValueError for anything else."""
-    fields: Dict[str, Any] = {}
+    fields: dict[str, object] = {}
     for line in head.split("\n"):
         key, sep, value = line.partition(": ")
         if not sep or not key.isidentifier():
@@ -84,7 +84,7 @@ def _json_front_matter(head: str) -> Dict[str, Any]:
     return fields
 
 
-def read_handoff(path: str) -> Optional[Tuple[Dict[str, Any], str]]:
+def read_handoff(path: str) -> tuple[dict[str, object], str] | None:
     """``(fields, body)`` of the handoff at ``path`` (its first 512 KiB), or None when there is none."""
     text = read_head(path, MAX_HANDOFF_READ)
     return split_front_matter(text) if text else None
@@ -96,7 +96,7 @@ def write_session_handoff(resolver: PathResolver, session_id: str, text: str) ->
     atomic_write(resolver.handoff_path(session_id), text)
 
 
-def _order(fields: Mapping[str, Any]) -> Tuple[float, str]:
+def _order(fields: Mapping[str, object]) -> tuple[float, str]:
     """Newer handoffs sort higher; an ``ended`` that is not a timestamp sorts oldest."""
     ended = epoch_seconds(str(fields.get("ended") or ""))
     return (float("-inf") if ended is None else ended, str(fields.get("session_id") or ""))
@@ -126,15 +126,15 @@ def publish_latest(resolver: PathResolver, text: str) -> bool:
         return False
 
 
-def previous_sessions(fields: Mapping[str, Any]) -> List[str]:
+def previous_sessions(fields: Mapping[str, object]) -> list[str]:
     """The ids a handoff chains to; a hand-edited value that is not a list counts as none."""
     value = fields.get("previous_sessions")
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
-def _unique(ids: List[Any], exclude: Any) -> List[str]:
-    seen: List[str] = []
+def _unique(ids: list[object], exclude: object) -> list[str]:
+    seen: list[str] = []
     for item in ids:
-        if is_session_id(item) and item != exclude and item not in seen:
+        if isinstance(item, str) and is_session_id(item) and item != exclude and item not in seen:
             seen.append(item)
     return seen[:MAX_PREVIOUS]

@@ -9,19 +9,22 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Dict, List, Mapping, Optional
+from collections.abc import Mapping
 
 from . import settings
 from .errors import BlackboardError
 from .ids import optional_str
+from .paths import PathResolver
 
 EVENTS = ("session-start", "session-end", "stop", "pre-compact")
 MAX_STDIN = 1 << 20
 
 
-def read_payload(stream: Any) -> Dict[str, Any]:
-    """The hook's stdin JSON object; anything else (empty, invalid, huge, not an object) is ``{}``."""
-    raw = getattr(stream, "buffer", stream).read(MAX_STDIN + 1)
+def read_payload(raw: bytes) -> dict[str, object]:
+    """The hook's stdin JSON object (read up to ``MAX_STDIN + 1`` bytes); anything else is ``{}``.
+
+    Anything else: empty, invalid, larger than ``MAX_STDIN``, not an object.
+    """
     if not raw or len(raw) > MAX_STDIN:
         return {}
     try:
@@ -31,11 +34,10 @@ def read_payload(stream: Any) -> Dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Optional[str]:
+def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> str | None:
     """Do what ``event`` means; returns the JSON to print, if any."""
     from . import session
     from .ids import resolve_session_id
-    from .paths import PathResolver
     from .registry import find_owner
 
     session_id = resolve_session_id(payload.get("session_id"), environ)
@@ -54,7 +56,7 @@ def run(event: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> Opti
     return None
 
 
-def _usable_path(value: object) -> Optional[str]:
+def _usable_path(value: object) -> str | None:
     """``value`` when the OS can take it as a path; a NUL or a lone surrogate (hostile JSON) gives None."""
     text = optional_str(value)
     try:
@@ -63,7 +65,9 @@ def _usable_path(value: object) -> Optional[str]:
         return None
 
 
-def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], environ: Mapping[str, str]) -> str:
+def _session_start(
+    resolver: PathResolver, session_id: str, payload: dict[str, object], environ: Mapping[str, str]
+) -> str:
     from . import context, migrate, recovery, session
 
     source = optional_str(payload.get("source"))
@@ -84,7 +88,7 @@ def _session_start(resolver: Any, session_id: str, payload: Dict[str, Any], envi
     return json.dumps(output)
 
 
-def _export_env(env_file: Optional[str], session_id: str, board_dir: str) -> None:
+def _export_env(env_file: str | None, session_id: str, board_dir: str) -> None:
     if not env_file:
         return
     from .environment import current_venv
@@ -109,14 +113,14 @@ def log_failure(event: str, environ: Mapping[str, str]) -> None:
     sys.stderr.write(f"blackboard: {event} hook failed: {failures.summary()} ({where})\n")
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """``hook.py EVENT``: always returns 0 so Claude Code's session is never disturbed."""
     args = sys.argv[1:] if argv is None else argv
     event = args[0] if args else ""
     try:
         if event not in EVENTS:
             raise BlackboardError(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
-        output = run(event, read_payload(sys.stdin), os.environ)
+        output = run(event, read_payload(sys.stdin.buffer.read(MAX_STDIN + 1)), os.environ)
         if output:
             sys.stdout.write(output + "\n")
             sys.stdout.flush()

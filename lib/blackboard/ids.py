@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 from .errors import BlackboardError
 from .settings import SESSION_ID_VARS
@@ -45,6 +45,6 @@ def resolve_session_id(payload_id: object, environ: Mapping[str, str]) -> str:
     return fallback_session_id()
 
 
-def optional_str(value: object) -> Optional[str]:
+def optional_str(value: object) -> str | None:
     """``value`` when it is a non-empty string (untrusted JSON often is not), else None."""
     return value if isinstance(value, str) and value else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, List, Optional, TypedDict, cast
+from collections.abc import Callable
 
 from .errors import BlackboardError
 from .fsutil import atomic_write, file_lock
@@ -13,27 +13,36 @@ ACTIVE, ENDED, ABANDONED = "active", "ended", "abandoned"
 STATUSES = (ACTIVE, ENDED, ABANDONED)
 FINISHED = (ENDED, ABANDONED)  # what cleanup may remove
 
+# The shape of ``_meta.json`` is declared for the type checker; at run time it is a plain dict.
+# Importing ``typing`` for it would cost every hook half a bare interpreter start
+# (docs/adr/0012-plain-standard-library.md), so this is the one module that declares a type
+# only for mypy, under the ``TYPE_CHECKING`` name it recognises.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypedDict
 
-class Meta(TypedDict, total=False):
-    """The shape of ``_meta.json`` (SPEC §3). Fields this version does not know are kept on rewrite."""
+    class Meta(TypedDict, total=False):
+        """The shape of ``_meta.json`` (SPEC §3). Fields this version does not know are kept on rewrite."""
 
-    schema_version: int
-    session_id: str
-    project: str
-    org: str
-    status: str
-    started: str
-    ended: Optional[str]
-    end_reason: Optional[str]
-    last_activity: Optional[str]
-    cwd: Optional[str]
-    git_branch: Optional[str]
-    parent_session_id: Optional[str]
-    resumed_at: List[str]
-    source: Optional[str]
-    transcript_path: str
-    claude_pid: int
-    host: str
+        schema_version: int
+        session_id: str
+        project: str
+        org: str
+        status: str
+        started: str
+        ended: str | None
+        end_reason: str | None
+        last_activity: str | None
+        cwd: str | None
+        git_branch: str | None
+        parent_session_id: str | None
+        resumed_at: list[str]
+        source: str | None
+        transcript_path: str
+        claude_pid: int
+        host: str
+else:
+    Meta = dict
 
 
 _OPTIONAL_STRINGS = (
@@ -70,7 +79,7 @@ def new_meta(session_id: str, org: str, project: str, now: str, **fields: Any) -
     return meta
 
 
-def read_meta(path: str) -> Optional[Meta]:
+def read_meta(path: str) -> Meta | None:
     """The metadata at ``path`` upgraded to the current schema; None when the file is missing."""
     try:
         with open(path, encoding="utf-8") as handle:
@@ -86,7 +95,7 @@ def read_meta(path: str) -> Optional[Meta]:
     return upgrade(data, path)
 
 
-def read_meta_or_none(path: str) -> Optional[Meta]:
+def read_meta_or_none(path: str) -> Meta | None:
     """Like ``read_meta`` but a damaged file reads as None: for listings that must go on."""
     try:
         return read_meta(path)
@@ -119,7 +128,7 @@ def upgrade(data: dict, path: str = "_meta.json") -> Meta:
             f"corrupt {path}: wrong type for {', '.join(wrong)}; run `blackboard doctor` to repair it"
         )
     data["schema_version"] = SCHEMA_VERSION
-    return cast(Meta, data)
+    return data  # type: ignore[return-value]  # checked field by field above
 
 
 def validate(meta: Meta) -> None:

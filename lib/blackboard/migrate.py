@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
 
 from . import handoff
-from .clock import format_utc, now_iso, parse_iso
+from .clock import epoch_seconds, format_utc, now_iso
 from .fsutil import atomic_write, file_lock, read_tail, read_text
 from .paths import PathResolver
 from .redact import redact
@@ -23,15 +22,18 @@ _SEPARATOR = r"(?m)^---[ \t]*$"
 _FIELD = r"(?m)^\*\*(Session|Time):\*\*[ \t]*(.+?)[ \t]*$"
 
 
-class PlannedMove(NamedTuple):
+class PlannedMove:
     """One legacy file: where it is, where it goes, and its size."""
 
-    source: str
-    destination: str
-    size: int
+    __slots__ = ("source", "destination", "size")
+
+    def __init__(self, source: str, destination: str, size: int) -> None:
+        self.source = source
+        self.destination = destination
+        self.size = size
 
 
-def legacy_files(directory: str) -> List[str]:
+def legacy_files(directory: str) -> list[str]:
     """Flat ``*.md`` files directly in ``directory`` (regular files, not symlinks), sorted."""
     try:
         scan = list(os.scandir(directory))
@@ -40,7 +42,7 @@ def legacy_files(directory: str) -> List[str]:
     return sorted(e.path for e in scan if e.name.endswith(".md") and e.is_file(follow_symlinks=False))
 
 
-def plan(resolver: PathResolver) -> List[PlannedMove]:
+def plan(resolver: PathResolver) -> list[PlannedMove]:
     """What a migration would move now (``blackboard migrate --dry-run``)."""
     moves = []
     for source, legacy_dir in resolver.legacy_locations():
@@ -52,16 +54,16 @@ def plan(resolver: PathResolver) -> List[PlannedMove]:
     return moves
 
 
-def migrate_if_needed(resolver: PathResolver) -> List[PlannedMove]:
+def migrate_if_needed(resolver: PathResolver) -> list[PlannedMove]:
     """Migrate every source that has flat files; cheap (two ``scandir``) when none has."""
-    moved: List[PlannedMove] = []
+    moved: list[PlannedMove] = []
     for source, legacy_dir in resolver.legacy_locations():
         if legacy_files(source):
             moved += _migrate_source(resolver, source, legacy_dir)
     return moved
 
 
-def _migrate_source(resolver: PathResolver, source: str, legacy_dir: str) -> List[PlannedMove]:
+def _migrate_source(resolver: PathResolver, source: str, legacy_dir: str) -> list[PlannedMove]:
     os.makedirs(legacy_dir, exist_ok=True)
     with file_lock(os.path.join(legacy_dir, MANIFEST)):
         files = legacy_files(source)  # re-check: another session may have migrated meanwhile
@@ -83,7 +85,7 @@ def _migrate_source(resolver: PathResolver, source: str, legacy_dir: str) -> Lis
     return moves
 
 
-def _free_name(name: str, taken: Set[str]) -> str:
+def _free_name(name: str, taken: set[str]) -> str:
     if name not in taken:
         return name
     stem, n = name[: -len(".md")], 2
@@ -92,7 +94,7 @@ def _free_name(name: str, taken: Set[str]) -> str:
     return f"{stem}.{n}.md"
 
 
-def _size_and_sha256(path: str) -> Tuple[int, str]:
+def _size_and_sha256(path: str) -> tuple[int, str]:
     import hashlib  # loads OpenSSL: only when something migrates, not on every SessionStart
 
     digest, size = hashlib.sha256(), 0
@@ -103,7 +105,7 @@ def _size_and_sha256(path: str) -> Tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def _record(legacy_dir: str, source: str, records: List[Dict[str, Any]]) -> None:
+def _record(legacy_dir: str, source: str, records: list[dict[str, object]]) -> None:
     path = os.path.join(legacy_dir, MANIFEST)
     try:
         manifest = json.loads(read_text(path) or '{"migrations": []}')
@@ -113,27 +115,38 @@ def _record(legacy_dir: str, source: str, records: List[Dict[str, Any]]) -> None
     atomic_write(path, json.dumps(manifest, indent=2) + "\n")
 
 
-def newest_note(text: str) -> Optional[Dict[str, Any]]:
-    """The newest ``---``-separated entry of an old session-notes file, with its session and time.
+class LegacyNote:
+    """One ``---``-separated entry of an old session-notes file: its ``**Session:**``, its time, its text."""
+
+    __slots__ = ("session", "ended", "text")
+
+    def __init__(self, session: str, ended: str | None, text: str) -> None:
+        self.session = session
+        self.ended = ended
+        self.text = text
+
+
+def newest_note(text: str) -> LegacyNote | None:
+    """The newest entry of an old session-notes file.
 
     Newest by ``**Time:**`` when it parses as ISO-8601 (else it counts as oldest), then by position.
     """
-    best: Optional[Dict[str, Any]] = None
+    best: LegacyNote | None = None
     best_key = (float("-inf"), -1)
     for position, block in enumerate(re.split(_SEPARATOR, text)):
         body = block.strip()
         if not body:
             continue
         fields = {m.group(1).lower(): m.group(2) for m in re.finditer(_FIELD, body)}
-        when = parse_iso(fields.get("time", ""))
-        key = (when.timestamp() if when else float("-inf"), position)
+        when = epoch_seconds(fields.get("time", ""))
+        key = (when if when is not None else float("-inf"), position)
         if key >= best_key:
-            ended = format_utc(when.timestamp()) if when else None
-            best, best_key = {"session": fields.get("session", ""), "ended": ended, "text": body}, key
+            ended = format_utc(when) if when is not None else None
+            best, best_key = LegacyNote(fields.get("session", ""), ended, body), key
     return best
 
 
-def _seed_latest_handoff(resolver: PathResolver, moves: List[PlannedMove]) -> None:
+def _seed_latest_handoff(resolver: PathResolver, moves: list[PlannedMove]) -> None:
     notes = [m for m in moves if os.path.basename(m.source) == "session-notes.md"]
     if not notes or os.path.exists(resolver.latest_handoff_path()):
         return
@@ -142,18 +155,18 @@ def _seed_latest_handoff(resolver: PathResolver, moves: List[PlannedMove]) -> No
     if entry is None:
         return
     legacy = {
-        "session_id": entry["session"] or "legacy",
+        "session_id": entry.session or "legacy",
         "org": resolver.project.org,
         "project": resolver.project.name,
         "status": "legacy",
-        "ended": entry["ended"],
+        "ended": entry.ended,
         "end_reason": "migrated",
     }
     fields = handoff.handoff_fields(legacy, open_tasks=0, done_tasks=0, notes=1)
     body = (
         "# Handoff migrated from the old flat blackboard\n\n"
         f"The newest entry of `_legacy/{os.path.basename(notes[0].destination)}`:\n\n"
-        + redact(entry["text"][: handoff.MAX_HANDOFF_BYTES // 2 + 512])[: handoff.MAX_HANDOFF_BYTES // 2]
+        + redact(entry.text[: handoff.MAX_HANDOFF_BYTES // 2 + 512])[: handoff.MAX_HANDOFF_BYTES // 2]
         + "\n"
     )
     handoff.publish_latest(resolver, handoff.dump_front_matter(fields) + "\n" + body)

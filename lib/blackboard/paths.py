@@ -6,7 +6,7 @@ Example: ``~/.claude/blackboard/acme/widget/.blackboard/sessions/abc123/_meta.js
 from __future__ import annotations
 
 import os
-from typing import List, Mapping, Tuple
+from collections.abc import Mapping
 
 from . import settings
 from .ids import validate_session_id
@@ -78,7 +78,7 @@ class PathResolver:
         """``.../.blackboard/_legacy``, where old flat files are moved once."""
         return os.path.join(self.project_dir, "_legacy")
 
-    def legacy_locations(self) -> List[Tuple[str, str]]:
+    def legacy_locations(self) -> list[tuple[str, str]]:
         """``(folder that may hold old flat files, where they move)``: this project's, then the old global one.
 
         The global ``$ROOT/.blackboard`` moves into its own ``_legacy/``, so no project sees another's notes.

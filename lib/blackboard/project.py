@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import zlib
-from typing import NamedTuple, Optional, Tuple
 
 from .gitinfo import find_git
 
@@ -18,13 +17,22 @@ _URL_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]*://"
 MAX_SEGMENT = 80
 
 
-class Project(NamedTuple):
-    """A project's board name, its current branch, and why it got that name."""
+class Project:
+    """A project's board name (``acme``/``widget``), its current branch, and why it got that name."""
 
-    org: str
-    name: str
-    git_branch: Optional[str]
-    reason: str
+    __slots__ = ("org", "name", "git_branch", "reason")
+
+    def __init__(self, org: str, name: str, git_branch: str | None, reason: str) -> None:
+        self.org = org
+        self.name = name
+        self.git_branch = git_branch
+        self.reason = reason
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Project) and (self.org, self.name) == (other.org, other.name)
+
+    def __hash__(self) -> int:
+        return hash((self.org, self.name))
 
 
 def safe_segment(text: str) -> str:
@@ -39,7 +47,7 @@ def safe_segment(text: str) -> str:
     return segment
 
 
-def parse_remote(url: str) -> Optional[Tuple[str, str]]:
+def parse_remote(url: str) -> tuple[str, str] | None:
     """``(org, project)`` from a git remote URL, or None when it names no repository.
 
     ``git@github.com:acme/widget.git`` -> ``("acme", "widget")``;
@@ -67,7 +75,7 @@ def parse_remote(url: str) -> Optional[Tuple[str, str]]:
     return org, safe_segment(name)
 
 
-def _url_path(url: str) -> Optional[str]:
+def _url_path(url: str) -> str | None:
     """The path of ``scheme://[user@]host[/path]`` (empty without one), or None for another form."""
     match = re.match(_URL_SCHEME, url)
     if not match:
@@ -77,7 +85,7 @@ def _url_path(url: str) -> Optional[str]:
     return "" if slash < 0 else rest[slash:]
 
 
-def _scp_path(url: str) -> Optional[str]:
+def _scp_path(url: str) -> str | None:
     """The path of scp-like ``[user@]host:path`` (``git@github.com:acme/widget.git``), or None.
 
     The user part, when there is one, runs to the first ``@``; the host to the next ``:``.

@@ -7,7 +7,7 @@ with the number of ended sessions.
 from __future__ import annotations
 
 import os
-from typing import List, Mapping, Optional
+from collections.abc import Mapping
 
 from . import handoff, render, settings
 from .clock import age_seconds, describe_age, now_iso
@@ -20,7 +20,7 @@ class _NoLongerActive(Exception):
     pass
 
 
-def stale_reason(resolver: PathResolver, meta: Meta, limit: float, host: str) -> Optional[str]:
+def stale_reason(resolver: PathResolver, meta: Meta, limit: float, host: str) -> str | None:
     """Why an ``active`` session is really gone, or None while it may still be running."""
     pid = meta.get("claude_pid")
     if isinstance(pid, int) and meta.get("host") == host and not _alive(pid):
@@ -41,7 +41,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def recover(resolver: PathResolver, current: str, environ: Mapping[str, str]) -> List[str]:
+def recover(resolver: PathResolver, current: str, environ: Mapping[str, str]) -> list[str]:
     """Mark this project's stale active sessions abandoned and hand them off; returns their ids."""
     limit, host, abandoned = settings.abandon_after(environ), settings.host(environ), []
     for session_id in active_session_ids(resolver):

@@ -7,7 +7,6 @@ sessions without reading every session's metadata, so its cost does not grow wit
 from __future__ import annotations
 
 import os
-from typing import List, NamedTuple, Optional
 
 from .clock import epoch_seconds, format_utc
 from .errors import BlackboardError
@@ -18,16 +17,19 @@ from .paths import META_FILE, TRASH_PREFIX, PathResolver
 from .project import Project
 
 
-class SessionEntry(NamedTuple):
+class SessionEntry:
     """One folder under ``sessions/``: its metadata, or why there is none."""
 
-    session_id: str
-    directory: str
-    meta: Optional[Meta]
-    error: Optional[str]
+    __slots__ = ("session_id", "directory", "meta", "error")
+
+    def __init__(self, session_id: str, directory: str, meta: Meta | None, error: str | None) -> None:
+        self.session_id = session_id
+        self.directory = directory
+        self.meta = meta
+        self.error = error
 
 
-def list_sessions(resolver: PathResolver, status: Optional[str] = None) -> List[SessionEntry]:
+def list_sessions(resolver: PathResolver, status: str | None = None) -> list[SessionEntry]:
     """Every session of the project, newest start first; a corrupt ``_meta.json`` is reported, not fatal."""
     try:
         names = os.listdir(resolver.sessions_dir)
@@ -51,7 +53,7 @@ def session_entry(resolver: PathResolver, name: str) -> SessionEntry:
     return SessionEntry(name, directory, meta, error)
 
 
-def find_owner(resolver: PathResolver, session_id: str) -> Optional[PathResolver]:
+def find_owner(resolver: PathResolver, session_id: str) -> PathResolver | None:
     """The resolver whose project holds ``session_id``: this one, else any under the root, else None."""
     if os.path.exists(resolver.meta_path(session_id)):
         return resolver
@@ -61,7 +63,7 @@ def find_owner(resolver: PathResolver, session_id: str) -> Optional[PathResolver
     return None
 
 
-def all_projects(root: str) -> List[PathResolver]:
+def all_projects(root: str) -> list[PathResolver]:
     """A resolver for every project that has a board under ``root``."""
     resolvers = []
     for org in _subdirs(root):
@@ -71,14 +73,14 @@ def all_projects(root: str) -> List[PathResolver]:
     return resolvers
 
 
-def _subdirs(path: str) -> List[str]:
+def _subdirs(path: str) -> list[str]:
     try:
         return sorted(e.name for e in os.scandir(path) if e.is_dir(follow_symlinks=False) and e.name[0] != ".")
     except OSError:
         return []
 
 
-def active_session_ids(resolver: PathResolver) -> List[str]:
+def active_session_ids(resolver: PathResolver) -> list[str]:
     """Ids with an active marker, cheap even when the project holds thousands of sessions."""
     try:
         names = os.listdir(resolver.active_dir)

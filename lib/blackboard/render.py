@@ -7,9 +7,9 @@ and secrets are redacted before text is cut, so no token is left half-shown.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Tuple
 
 from . import entries
+from .entries import Entry
 from .handoff import MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
 from .meta import Meta, read_meta_or_none
 from .paths import PathResolver
@@ -24,7 +24,31 @@ ACTIVE_HEADING = "## Sessions still active in this project"
 _NOTE_NUMBER = r"n(\d+)"
 
 
-def board_state(resolver: PathResolver, session_id: str) -> Dict[str, Any]:
+class BoardState:
+    """What a session's board holds, as its file tails show it."""
+
+    __slots__ = ("open", "done", "context", "notes", "note_count")
+
+    def __init__(
+        self,
+        open_tasks: list[Entry],
+        done_tasks: list[Entry],
+        context: list[Entry],
+        notes: list[Entry],
+        note_count: int,
+    ) -> None:
+        self.open = open_tasks
+        self.done = done_tasks
+        self.context = context
+        self.notes = notes  # the most recent ones
+        self.note_count = note_count
+
+    def section(self, name: str) -> list[Entry]:
+        """The entries of ``open``, ``done``, ``context`` or ``notes``."""
+        return {"open": self.open, "done": self.done, "context": self.context, "notes": self.notes}[name]
+
+
+def board_state(resolver: PathResolver, session_id: str) -> BoardState:
     """Open and done tasks, shared context and recent notes of a session, read from file tails."""
     tasks, context, notes = (
         entries.read_tail_entries(resolver.board_file(session_id, kind), TAIL_BYTES[kind])
@@ -33,27 +57,21 @@ def board_state(resolver: PathResolver, session_id: str) -> Dict[str, Any]:
     numbers = (re.fullmatch(_NOTE_NUMBER, note.id) for note in notes)
     last_number = max((int(m.group(1)) for m in numbers if m), default=0)
     open_tasks, done_tasks = split_tasks(tasks)
-    return {
-        "open": open_tasks,
-        "done": done_tasks,
-        "context": context,
-        "notes": notes[-MAX_ITEMS["notes"] :],
-        "note_count": max(last_number, len(notes)),
-    }
+    return BoardState(open_tasks, done_tasks, context, notes[-MAX_ITEMS["notes"] :], max(last_number, len(notes)))
 
 
-def split_tasks(tasks: List[entries.Entry]) -> Tuple[List[entries.Entry], List[entries.Entry]]:
+def split_tasks(tasks: list[Entry]) -> tuple[list[Entry], list[Entry]]:
     """``(not done, done)``."""
     done = [t for t in tasks if t.fields.get("status") == "done"]
     return [t for t in tasks if t.fields.get("status") != "done"], done
 
 
-def render_sections(state: Dict[str, Any], sections: Tuple[str, ...]) -> str:
+def render_sections(state: BoardState, sections: tuple[str, ...]) -> str:
     """The named body sections (``open``, ``done``, ``context``, ``notes``) as markdown, bounded."""
     render = {"open": _task_line, "done": _task_line, "context": _context_line, "notes": _note_line}
     parts = []
     for name in sections:
-        items = state[name]
+        items = state.section(name)
         shown = items[-MAX_ITEMS[name] :] if name == "notes" else items[: MAX_ITEMS[name]]
         lines = [render[name](item) for item in shown]
         if len(items) > len(shown):
@@ -62,17 +80,17 @@ def render_sections(state: Dict[str, Any], sections: Tuple[str, ...]) -> str:
     return "\n".join(parts)
 
 
-def _task_line(task: entries.Entry) -> str:
+def _task_line(task: Entry) -> str:
     who = task.fields.get("claimed_by")
     claim = f" — claimed by {who}" if who else (" — unclaimed" if task.fields.get("status") != "done" else "")
     return f"- **{task.id}** {_item(task.body)}{claim}"
 
 
-def _context_line(entry: entries.Entry) -> str:
+def _context_line(entry: Entry) -> str:
     return f"- **{entry.id}** (by {entry.fields.get('author', '?')}): {_item(entry.body)}"
 
 
-def _note_line(note: entries.Entry) -> str:
+def _note_line(note: Entry) -> str:
     return f"- {note.fields.get('at', '?')} · {note.fields.get('author', '?')}: {_item(note.body)}"
 
 
@@ -102,7 +120,7 @@ def handoff_text(resolver: PathResolver, meta: Meta) -> str:
     """The handoff a session leaves, bounded in size and with secrets redacted."""
     session_id = meta["session_id"]
     state = board_state(resolver, session_id)
-    fields = handoff_fields(meta, len(state["open"]), len(state["done"]), state["note_count"])
+    fields = handoff_fields(meta, len(state.open), len(state.done), state.note_count)
     body = f"# Handoff from session {session_id}\n\n" + render_sections(state, ("open", "done", "context"))
     others = active_sessions_section(resolver, session_id)
     notes = render_sections(state, ("notes",))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, NamedTuple, Optional
 
 from . import entries, handoff, render, settings
 from .clock import age_seconds, now_iso
@@ -18,15 +17,18 @@ SOURCES = ("startup", "resume", "clear", "compact", "fork")  # fork: `--fork-ses
 CLEAR_WINDOW_SECONDS = 120
 
 
-class Started(NamedTuple):
+class Started:
     """What SessionStart did: the board's folder, and whether the session already existed."""
 
-    board_dir: str
-    reopened: bool
+    __slots__ = ("board_dir", "reopened")
+
+    def __init__(self, board_dir: str, reopened: bool) -> None:
+        self.board_dir = board_dir
+        self.reopened = reopened
 
 
 def start(
-    resolver: PathResolver, session_id: str, source: str, payload: Dict[str, Any], claude_pid: Optional[str] = None
+    resolver: PathResolver, session_id: str, source: str, payload: dict[str, object], claude_pid: str | None = None
 ) -> Started:
     """Create or reopen the session's board for a SessionStart of the given ``source``."""
     path = resolver.meta_path(session_id)
@@ -47,9 +49,9 @@ def _create(
     resolver: PathResolver,
     session_id: str,
     source: str,
-    payload: Dict[str, Any],
-    parent: Optional[str],
-    claude_pid: Optional[str],
+    payload: dict[str, object],
+    parent: str | None,
+    claude_pid: str | None,
 ) -> None:
     os.makedirs(resolver.get_session_blackboard_dir(session_id), exist_ok=True)
     for kind in BOARD_FILES:
@@ -72,7 +74,7 @@ def _create(
     write_meta(resolver.meta_path(session_id), meta)
 
 
-def _reopen(path: str, source: str, claude_pid: Optional[str]) -> Meta:
+def _reopen(path: str, source: str, claude_pid: str | None) -> Meta:
     def change(meta: Meta) -> None:
         now = now_iso()
         if meta["status"] != ACTIVE or source == "resume":
@@ -83,13 +85,13 @@ def _reopen(path: str, source: str, claude_pid: Optional[str]) -> Meta:
     return update_meta(path, change)
 
 
-def _record_process(meta: Meta, claude_pid: Optional[str]) -> None:
+def _record_process(meta: Meta, claude_pid: str | None) -> None:
     """Remember Claude Code's pid and host, so a later session can tell this one's process is gone."""
     if claude_pid and claude_pid.isdigit():
         meta.update({"claude_pid": int(claude_pid), "host": settings.host()})
 
 
-def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid: Optional[str]) -> Optional[str]:
+def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid: str | None) -> str | None:
     """The session a new ``clear``, ``resume`` or ``fork`` session continues, found without a full scan.
 
     ``clear`` happens inside one Claude Code process: the parent is the project's session with
@@ -111,7 +113,7 @@ def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid
     return optional_str(fields.get("session_id"))
 
 
-def _same_process_sessions(resolver: PathResolver, session_id: str, claude_pid: Optional[str]) -> list:
+def _same_process_sessions(resolver: PathResolver, session_id: str, claude_pid: str | None) -> list[tuple[str, str]]:
     """``(last_activity, id)`` of this project's other active sessions run by the same Claude Code process."""
     found = []
     for other in active_session_ids(resolver):
@@ -121,7 +123,7 @@ def _same_process_sessions(resolver: PathResolver, session_id: str, claude_pid: 
     return found
 
 
-def checkpoint(resolver: PathResolver, session_id: str) -> Optional[Meta]:
+def checkpoint(resolver: PathResolver, session_id: str) -> Meta | None:
     """Stop/PreCompact: refresh the draft handoff; never ends the session, takes no lock.
 
     The draft's modification time is the session's last activity (``registry.last_activity``).
@@ -139,7 +141,7 @@ def checkpoint(resolver: PathResolver, session_id: str) -> Optional[Meta]:
     return meta
 
 
-def end(resolver: PathResolver, session_id: str, reason: str) -> Optional[Meta]:
+def end(resolver: PathResolver, session_id: str, reason: str) -> Meta | None:
     """SessionEnd: mark the session ended, write its final handoff, offer it as the latest."""
     path = resolver.meta_path(session_id)
     if read_meta(path) is None:

@@ -8,7 +8,7 @@ setting never breaks a hook.
 from __future__ import annotations
 
 import os
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 from .errors import BlackboardError
 
@@ -33,7 +33,7 @@ def root(environ: Mapping[str, str] = os.environ) -> str:
     return os.path.normpath(value)
 
 
-def root_source(environ: Mapping[str, str] = os.environ) -> Optional[str]:
+def root_source(environ: Mapping[str, str] = os.environ) -> str | None:
     """The variable the root comes from, or None for the default."""
     return next((name for name in ROOT_VARS if environ.get(name)), None)
 
@@ -60,7 +60,7 @@ def abandon_after(environ: Mapping[str, str] = os.environ) -> float:
         return DEFAULT_ABANDON_AFTER
 
 
-def author(explicit: Optional[str], environ: Mapping[str, str] = os.environ) -> str:
+def author(explicit: str | None, environ: Mapping[str, str] = os.environ) -> str:
     """Who writes: ``--author``, else ``$BLACKBOARD_AGENT``, else ``main``."""
     return explicit or environ.get("BLACKBOARD_AGENT") or "main"
 

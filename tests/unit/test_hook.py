@@ -1,5 +1,3 @@
-import io
-
 import pytest
 
 from blackboard.hook import main, read_payload
@@ -17,7 +15,7 @@ from blackboard.hook import main, read_payload
     ],
 )
 def test_read_payload(raw: bytes, expected: dict) -> None:
-    assert read_payload(io.BytesIO(raw)) == expected
+    assert read_payload(raw) == expected
 
 
 def test_main_returns_zero_for_an_unknown_event(capsys) -> None:
