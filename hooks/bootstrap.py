@@ -13,6 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 
+from blackboard.clock import now_iso  # noqa: E402
 from blackboard.environment import STAMP, ready  # noqa: E402
 
 DEADLINE_SECONDS = 240  # under the SessionStart hook's timeout in hooks/hooks.json
@@ -68,7 +69,6 @@ def build(venv: str, requirements: str, log) -> None:
 def main(venv: str, requirements: str) -> int:
     import fcntl
     import subprocess
-    import time
 
     if ready(venv, requirements):
         return 0
@@ -78,7 +78,7 @@ def main(venv: str, requirements: str) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent first sessions wait for one build
         if ready(venv, requirements):
             return 0
-        log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} building {venv}\n")
+        log.write(f"--- {now_iso()} building {venv}\n")
         try:
             build(venv, requirements, log)
         except (OSError, subprocess.SubprocessError) as exc:

@@ -5,11 +5,17 @@ from __future__ import annotations
 import time
 
 UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+COMPACT_UTC_FORMAT = "%Y%m%dT%H%M%SZ"  # for names of files and ids: 20261122T100000Z
 
 
 def now_iso() -> str:
     """The current UTC time, to the second."""
     return format_utc(time.time())
+
+
+def compact_now() -> str:
+    """The current UTC time for a file name or an id: ``20261122T100000Z``."""
+    return time.strftime(COMPACT_UTC_FORMAT, time.gmtime())
 
 
 def format_utc(seconds: float) -> str:

@@ -12,7 +12,7 @@ import time
 from typing import Iterator, List, Mapping, NamedTuple
 
 from . import environment, handoff, recovery, settings
-from .clock import format_utc, now_iso
+from .clock import compact_now, format_utc, now_iso
 from .meta import ABANDONED, ACTIVE, FINISHED, new_meta, write_meta
 from .paths import PathResolver
 from .registry import SessionEntry, all_projects, is_set_aside, list_sessions, session_id_of, unmark_active
@@ -172,5 +172,5 @@ def _check_venv() -> List[Finding]:
 
 def quarantine(path: str) -> bool:
     """Rename a damaged file aside, keeping every byte."""
-    os.rename(path, f"{path}.corrupt-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    os.rename(path, f"{path}.corrupt-{compact_now()}")
     return True

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Mapping
 
+from .clock import compact_now
 from .errors import BlackboardError
 from .settings import SESSION_ID_VARS
 
@@ -31,7 +31,7 @@ def validate_session_id(value: object) -> str:
 
 def fallback_session_id() -> str:
     """A ``{utc-timestamp}-{pid}`` id for when nothing names the session."""
-    return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}"
+    return f"{compact_now()}-{os.getpid()}"
 
 
 def resolve_session_id(payload_id: object, environ: Mapping[str, str]) -> str:
