@@ -13,13 +13,9 @@ from collections.abc import Mapping
 from . import settings
 from .clock import now_iso
 from .errors import BlackboardError
+from .paths import log_path
 
 MAX_LOG_BYTES = 1 << 20  # then the log is rotated to ``{name}.log.1``
-
-
-def log_path(root: str, name: str) -> str:
-    """``$ROOT/logs/{name}.log``."""
-    return os.path.join(root, "logs", f"{name}.log")
 
 
 def record(name: str, title: str, environ: Mapping[str, str] = os.environ) -> str:

@@ -85,3 +85,8 @@ class PathResolver:
         """
         old_global = os.path.join(self.root, ".blackboard")
         return [(self.project_dir, self.get_legacy_dir()), (old_global, os.path.join(old_global, "_legacy"))]
+
+
+def log_path(root: str, name: str) -> str:
+    """``$ROOT/logs/{name}.log``: ``hooks`` for the hooks' failures, ``cli`` for the command's."""
+    return os.path.join(root, "logs", f"{name}.log")

@@ -65,12 +65,13 @@ def find_owner(resolver: PathResolver, session_id: str) -> PathResolver | None:
 
 def all_projects(root: str) -> list[PathResolver]:
     """A resolver for every project that has a board under ``root``."""
-    resolvers = []
+    found = []
     for org in _subdirs(root):
         for name in _subdirs(os.path.join(root, org)):
-            if os.path.isdir(os.path.join(root, org, name, ".blackboard")):
-                resolvers.append(PathResolver(root, Project(org, name, None, "found under the root")))
-    return resolvers
+            resolver = PathResolver(root, Project(org, name, None, "found under the root"))
+            if os.path.isdir(resolver.project_dir):
+                found.append(resolver)
+    return found
 
 
 def _subdirs(path: str) -> list[str]:
