@@ -75,7 +75,8 @@ class Board:
     def post(self, key: str, value: str, author: str, replace: bool = False) -> None:
         """Add a keyed entry; an existing key is an error unless ``replace``."""
         check_value(value)
-        entries.put(self.path("context"), key, {"author": author}, value, replace)
+        header = entries.initial_text("context", self.session_id)
+        entries.put(self.path("context"), key, {"author": author}, value, replace, header)
         self._touch()
 
     def read(self, key: str) -> Entry:
@@ -109,7 +110,7 @@ class Board:
 
     def _append(self, kind: str, prefix: str, fields: Dict[str, str], text: str) -> str:
         check_value(text)
-        entry_id = entries.append(self.path(kind), prefix, fields, text)
+        entry_id = entries.append(self.path(kind), prefix, fields, text, entries.initial_text(kind, self.session_id))
         self._touch()
         return entry_id
 

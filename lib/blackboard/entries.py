@@ -39,7 +39,7 @@ class Entry:
 
 
 def initial_text(kind: str, session_id: str) -> str:
-    """The header a new board file starts with."""
+    """The header a board file starts with; it is written with the file's first entry."""
     return (
         f"# {TITLES[kind]} — session {session_id}\n\n"
         "<!-- Entries start at '## id'. Edit freely; keep each heading and its '- key: value' lines. -->\n"
@@ -99,16 +99,26 @@ def render(entry_id: str, fields: dict[str, str], body: str) -> str:
     return "\n" + "\n".join(lines) + "\n"
 
 
-def append(path: str, prefix: str, fields: dict[str, str], body: str) -> str:
-    """Append a new entry with the next ``{prefix}{n}`` id under the file's lock; returns the id."""
+def append(path: str, prefix: str, fields: dict[str, str], body: str, header: str = "") -> str:
+    """Append a new entry with the next ``{prefix}{n}`` id under the file's lock; returns the id.
+
+    A file that does not exist yet starts with ``header``, in the same single write.
+    """
     with file_lock(path):
         entry_id = f"{prefix}{_last_number(path) + 1}"
-        append_text(path, render(entry_id, _stamped(fields), body))
+        _append_new(path, render(entry_id, _stamped(fields), body), header)
     return entry_id
 
 
-def put(path: str, key: str, fields: dict[str, str], body: str, replace: bool = False) -> None:
-    """Write the entry ``key`` under the file's lock; an existing key is an error unless ``replace``."""
+def _append_new(path: str, text: str, header: str) -> None:
+    append_text(path, text if os.path.exists(path) else header + text)
+
+
+def put(path: str, key: str, fields: dict[str, str], body: str, replace: bool = False, header: str = "") -> None:
+    """Write the entry ``key`` under the file's lock; an existing key is an error unless ``replace``.
+
+    A file that does not exist yet starts with ``header``, in the same single write.
+    """
     if not re.fullmatch(KEY, key):
         raise BlackboardError(f"invalid key {key[:70]!r}: use 1-64 letters, digits or '_'")
     new = Entry(key, _stamped(fields), body, 0)
@@ -121,7 +131,7 @@ def put(path: str, key: str, fields: dict[str, str], body: str, replace: bool = 
                     raise BlackboardError(f"key {key!r} already exists; pass --replace to overwrite it")
                 atomic_write(path, "\n".join(lines[:start] + _replacement(lines[start:end], new) + lines[end:]))
                 return
-        append_text(path, render(key, new.fields, body))
+        _append_new(path, render(key, new.fields, body), header)
 
 
 def update(path: str, entry_id: str, change: Callable[[Entry], Entry | None]) -> Entry:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 
-from . import entries, handoff, render, settings
+from . import handoff, render, settings
 from .clock import age_seconds, now_iso
 from .errors import BlackboardError
-from .fsutil import create_exclusive, file_lock
+from .fsutil import file_lock
 from .ids import optional_str
 from .meta import ACTIVE, ENDED, Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
-from .paths import BOARD_FILES, PathResolver
+from .paths import PathResolver
 from .registry import active_session_ids, mark_active, unmark_active
 
 SOURCES = ("startup", "resume", "clear", "compact", "fork")  # fork: `--fork-session`, a new id
@@ -53,9 +53,9 @@ def _create(
     parent: str | None,
     claude_pid: str | None,
 ) -> None:
+    # The three board files appear with their first entry (entries.append): creating files is
+    # most of what a SessionStart costs on some file systems, and many sessions never write.
     os.makedirs(resolver.get_session_blackboard_dir(session_id), exist_ok=True)
-    for kind in BOARD_FILES:
-        create_exclusive(resolver.board_file(session_id, kind), entries.initial_text(kind, session_id))
     cwd = payload.get("cwd")
     meta = new_meta(
         session_id,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from blackboard import cleanup, session
+from blackboard import board, cleanup, session
 from blackboard.meta import update_meta
 from blackboard.paths import PathResolver
 from helpers import run_cli
@@ -26,6 +26,7 @@ def _iso(days_ago: float) -> str:
 
 def _session(resolver: PathResolver, session_id: str, status: str, days_ago: float) -> None:
     session.start(resolver, session_id, "startup", {})
+    board.Board(resolver, session_id).note("some work", "main")
     if status != "active":
         session.end(resolver, session_id, "other")
     update_meta(

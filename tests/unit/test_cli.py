@@ -93,6 +93,7 @@ def test_bad_keys_are_refused(bb, key: str) -> None:
 
 
 def test_value_cap_refused_before_writing(bb, resolver: PathResolver) -> None:
+    ok(bb("note", "a first note"))
     notes = Path(resolver.get_session_blackboard_dir("s1")) / "session-notes.md"
     before = notes.read_bytes()
     fails(bb("note", "x" * 10_001), "over the cap of 10000")
@@ -229,6 +230,7 @@ def test_usage_errors_are_one_line_with_exit_two(bb, args: List[str], words: Lis
     "value", [pytest.param(v, id=name) for name, v in HOSTILE_SESSION_IDS.items() if "\x00" not in v]
 )  # an environment variable cannot hold a NUL
 def test_a_hostile_session_id_in_the_environment_is_refused(bb, resolver: PathResolver, value: str) -> None:
+    ok(bb("note", "a first note"))
     notes = Path(resolver.get_session_blackboard_dir("s1")) / "session-notes.md"
     before = notes.read_bytes()
     fails(bb("note", "a", env={"BLACKBOARD_SESSION_ID": value}), "refusing session id")

@@ -2,7 +2,7 @@ import json
 import os
 from pathlib import Path
 
-from blackboard import handoff, registry, session
+from blackboard import board, handoff, registry, session
 from blackboard.paths import PathResolver
 
 
@@ -12,8 +12,7 @@ def _meta(resolver: PathResolver, session_id: str) -> dict:
 
 def test_startup_creates_the_board(resolver: PathResolver) -> None:
     started = session.start(resolver, "s1", "startup", {"cwd": "/w", "transcript_path": "/t.jsonl"}, "4242")
-    names = sorted(os.listdir(started.board_dir))
-    assert names == ["_meta.json", "active-tasks.md", "session-notes.md", "shared-context.md"]
+    assert os.listdir(started.board_dir) == ["_meta.json"]  # the board files come with their first entry
     meta = _meta(resolver, "s1")
     assert meta["status"] == "active" and meta["source"] == "startup" and meta["cwd"] == "/w"
     assert meta["git_branch"] == "main" and meta["claude_pid"] == 4242 and not started.reopened
@@ -109,3 +108,12 @@ def test_a_fork_links_the_session_it_came_from(resolver: PathResolver) -> None:
     session.start(resolver, "s2", "fork", {})
     meta = _meta(resolver, "s2")
     assert meta["source"] == "fork" and meta["parent_session_id"] == "s1"
+
+
+def test_a_board_file_starts_with_its_header_and_first_entry(resolver: PathResolver) -> None:
+    started = session.start(resolver, "s1", "startup", {})
+    board.Board(resolver, "s1").add_task("write the parser", "main")
+    text = (Path(started.board_dir) / "active-tasks.md").read_text()
+    assert text.startswith("# Active tasks — session s1\n")
+    assert "\n## t1\n" in text
+    assert not (Path(started.board_dir) / "session-notes.md").exists()
