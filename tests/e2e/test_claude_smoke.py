@@ -38,8 +38,12 @@ def test_a_session_leaves_an_ended_board_and_a_handoff(
     board = root / "acme" / "widget" / ".blackboard"
     (session_dir,) = list((board / "sessions").iterdir())
     meta = json.loads((session_dir / "_meta.json").read_text())
-    assert meta["status"] == "ended" and meta["end_reason"] == "other" and meta["session_id"] == session_dir.name
-    assert meta["source"] == "startup" and meta["cwd"] == str(project) and isinstance(meta.get("claude_pid"), int)
+    assert meta["status"] == "ended"
+    assert meta["end_reason"] == "other"
+    assert meta["session_id"] == session_dir.name
+    assert meta["source"] == "startup"
+    assert meta["cwd"] == str(project)
+    assert isinstance(meta.get("claude_pid"), int)
     assert (board / "handoff" / f"handoff-{session_dir.name}.md").exists()
     assert f'session_id: "{session_dir.name}"' in (board / "handoff" / "latest-handoff.md").read_text()
 

@@ -81,7 +81,8 @@ def test_the_next_session_receives_the_handoff_of_the_last_one(
     first = model.main_requests[2]
     assert _session_id(first) != earlier
     shown = first.all_text()
-    assert earlier in shown and "carry me over" in shown, shown[:3000]
+    assert earlier in shown, shown[:3000]
+    assert "carry me over" in shown, shown[:3000]
     assert _meta(root, earlier)["status"] == "ended"
     assert _meta(root, _session_id(first))["status"] == "ended"
 
@@ -101,16 +102,19 @@ def test_continue_reopens_the_same_session_and_reinjects_its_board(
     assert [p.name for p in _sessions(root).iterdir()] == [earlier]  # reopened, not a new board
 
     fresh = _after_last_user_message(resumed)  # the history also holds the `task add` command: look past it
-    assert earlier in fresh and "carry me over" in fresh, fresh[:3000]
+    assert earlier in fresh, fresh[:3000]
+    assert "carry me over" in fresh, fresh[:3000]
 
     (tool_result,) = after_tool.tool_results()
     during = json.loads(tool_result["text"])
     assert during["session_id"] == earlier
-    assert during["status"] == "active" and during["ended"] is None, during
+    assert during["status"] == "active", during
+    assert during["ended"] is None, during
     assert len(during["resumed_at"]) == 1, during
 
     after = _meta(root, earlier)
-    assert after["status"] == "ended" and after["resumed_at"] == during["resumed_at"]
+    assert after["status"] == "ended"
+    assert after["resumed_at"] == during["resumed_at"]
     assert after["parent_session_id"] is None
 
 
@@ -141,12 +145,14 @@ def test_clear_starts_a_new_session_linked_to_the_cleared_one(
     assert len(model.requests) == requests_before, "/clear under -p makes no model request\n" + model.summary()
     (new,) = [p.name for p in _sessions(root).iterdir() if p.name != cleared]
     old_meta, new_meta = _meta(root, cleared), _meta(root, new)
-    assert old_meta["end_reason"] == "clear" and old_meta["status"] == "ended", old_meta
+    assert old_meta["end_reason"] == "clear", old_meta
+    assert old_meta["status"] == "ended", old_meta
     assert len(old_meta["resumed_at"]) == 1  # --continue reopened it before /clear ended it
     assert new_meta["source"] == "clear", new_meta
     assert new_meta["parent_session_id"] == cleared, new_meta
     handoff = root / "acme" / "widget" / ".blackboard" / "handoff"
-    assert (handoff / f"handoff-{cleared}.md").is_file() and (handoff / f"handoff-{new}.md").is_file()
+    assert (handoff / f"handoff-{cleared}.md").is_file()
+    assert (handoff / f"handoff-{new}.md").is_file()
 
 
 def test_compact_keeps_the_session_and_reinjects_its_open_tasks(
@@ -173,10 +179,12 @@ def test_compact_keeps_the_session_and_reinjects_its_open_tasks(
     fresh = _after_last_user_message(after)
     compaction = [c for c in _blackboard_contexts(fresh) if "compaction" in c.splitlines()[0]]
     assert compaction, f"no context re-injected after compaction in:\n{fresh[:4000]}"
-    assert session in compaction[0] and "survive the summary" in compaction[0], compaction[0]
+    assert session in compaction[0], compaction[0]
+    assert "survive the summary" in compaction[0], compaction[0]
     assert [p.name for p in _sessions(root).iterdir()] == [session]
     meta = _meta(root, session)
-    assert meta["status"] == "ended" and len(meta["resumed_at"]) == 2, meta  # two --continue; compact is no resume
+    assert meta["status"] == "ended", meta
+    assert len(meta["resumed_at"]) == 2, meta  # two --continue; compact is no resume
 
 
 def test_another_project_sees_nothing_of_the_first(
@@ -191,7 +199,8 @@ def test_another_project_sees_nothing_of_the_first(
     _ok(result, model)
     first = model.main_requests[2]
     shown = first.all_text()
-    assert "[blackboard]" in shown and "acme/gadget" in shown, shown[:3000]
+    assert "[blackboard]" in shown, shown[:3000]
+    assert "acme/gadget" in shown, shown[:3000]
     for leak in (widget, "widget secret plan", "acme/widget"):
         assert leak not in shown, leak
     gadget_session = _session_id(first)
@@ -251,5 +260,6 @@ def test_a_subagent_writes_to_the_same_sessions_board(
     (tool_result,) = requests[2].tool_results()
     assert tool_result["text"].strip() == "n1", tool_result["text"]
     notes = (_sessions(root) / session / "session-notes.md").read_text()
-    assert "from the subagent" in notes and "- author: researcher" in notes, notes
+    assert "from the subagent" in notes, notes
+    assert "- author: researcher" in notes, notes
     assert [p.name for p in _sessions(root).iterdir()] == [session]

@@ -47,14 +47,17 @@ def test_non_streaming_replies_follow_the_script(server: ModelServer) -> None:
 
     first = call(server, "/v1/messages?beta=true", conversation(stream=False))
     (block,) = first["content"]
-    assert first["stop_reason"] == "tool_use" and block["type"] == "tool_use"
-    assert block["name"] == "Bash" and block["input"]["command"] == "echo hi"
+    assert first["stop_reason"] == "tool_use"
+    assert block["type"] == "tool_use"
+    assert block["name"] == "Bash"
+    assert block["input"]["command"] == "echo hi"
 
     side = call(server, "/v1/messages", conversation(stream=False, tools=[]))
     assert side["content"] == [{"type": "text", "text": SIDE_TEXT}]  # a side request leaves the script alone
 
     second = call(server, "/v1/messages", conversation(stream=False))
-    assert second["content"] == [{"type": "text", "text": "done"}] and second["stop_reason"] == "end_turn"
+    assert second["content"] == [{"type": "text", "text": "done"}]
+    assert second["stop_reason"] == "end_turn"
     third = call(server, "/v1/messages", conversation(stream=False))
     assert third["content"] == [{"type": "text", "text": FALLBACK_TEXT}]
 
@@ -69,11 +72,13 @@ def test_streaming_events_have_the_api_shape(server: ModelServer) -> None:
     events = call(server, "/v1/messages", conversation(stream=True))
 
     types = [e["type"] for e in events]
-    assert types[0] == "message_start" and types[-2:] == ["message_delta", "message_stop"]
+    assert types[0] == "message_start"
+    assert types[-2:] == ["message_delta", "message_stop"]
     assert types.count("content_block_start") == types.count("content_block_stop") == 2
     starts = [e["content_block"] for e in events if e["type"] == "content_block_start"]
     deltas = [e["delta"] for e in events if e["type"] == "content_block_delta"]
-    assert [s["name"] for s in starts] == ["Bash", "Bash"] and all(s["input"] == {} for s in starts)
+    assert [s["name"] for s in starts] == ["Bash", "Bash"]
+    assert all(s["input"] == {} for s in starts)
     assert [json.loads(d["partial_json"])["command"] for d in deltas] == ["echo a", "echo b"]
     assert all(d["type"] == "input_json_delta" for d in deltas)
     assert events[-2]["delta"]["stop_reason"] == "tool_use"
@@ -102,4 +107,5 @@ def test_other_endpoints_answer_without_touching_the_script(server: ModelServer)
         call(server, "/api/claude_code/settings", method="GET")
     error.value.close()
     assert error.value.code == 404
-    assert server.script == [text("kept")] and not server.main_requests
+    assert server.script == [text("kept")]
+    assert not server.main_requests

@@ -41,7 +41,8 @@ def test_a_scripted_session_runs_blackboard_from_the_bash_tool(
     assert "e2e task" in (session / "active-tasks.md").read_text()
     assert "e2e note" in (session / "session-notes.md").read_text()
     meta = json.loads((session / "_meta.json").read_text())
-    assert meta["status"] == "ended" and meta["cwd"] == str(project)
+    assert meta["status"] == "ended"
+    assert meta["cwd"] == str(project)
 
 
 EVERY_COMMAND = " && ".join(
@@ -77,7 +78,8 @@ def test_an_agent_runs_every_command_from_the_bash_tool(
     assert result.returncode == 0, result.stderr
     (tool_result,) = model.main_requests[1].tool_results()
     output = tool_result["text"]
-    assert "ALL-OK" in output and "blackboard: error" not in output, output
+    assert "ALL-OK" in output, output
+    assert "blackboard: error" not in output, output
     session_id = model.main_requests[0].headers["X-Claude-Code-Session-Id"]
     for fragment in [
         '"claimed_by": "main"',

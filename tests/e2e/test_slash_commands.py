@@ -39,7 +39,8 @@ def test_slash_command_output_reaches_the_model(
     assert f"<command-name>{command.split()[0]}</command-name>" in shown
     for fragment in expected:
         assert fragment in shown, shown[-3000:]
-    assert "blackboard: error" not in shown and "ermission" not in shown
+    assert "blackboard: error" not in shown
+    assert "ermission" not in shown
     sessions = list((root / "acme" / "widget" / ".blackboard" / "sessions").iterdir())
     assert len(sessions) == 2  # the command ran inside the second session, which exists and is ended
     assert all(json.loads((s / "_meta.json").read_text())["status"] == "ended" for s in sessions)

@@ -61,7 +61,8 @@ def _assert_ready(venv: Path, plugin: Path) -> None:
 def test_first_session_builds_the_environment_with_uv(tmp_path: Path, repo: Path) -> None:
     plugin, data = _plugin_copy(tmp_path), tmp_path / "data"
     result = _start(plugin, data, repo, f"{DEV_BIN}{os.pathsep}{os.environ['PATH']}")
-    assert result.returncode == 0 and result.stderr == b""
+    assert result.returncode == 0
+    assert result.stderr == b""
     assert "acme/widget" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
     _assert_ready(data / "venv", plugin)
     assert "uv" in (data / "venv.build.log").read_text()
@@ -76,7 +77,8 @@ def test_first_session_builds_the_environment_with_uv(tmp_path: Path, repo: Path
 def test_first_session_builds_the_environment_with_pip(tmp_path: Path, repo: Path) -> None:
     plugin, data = _plugin_copy(tmp_path), tmp_path / "data"
     result = _start(plugin, data, repo, _path_without_uv(tmp_path))
-    assert result.returncode == 0 and result.stderr == b"", result.stderr
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == b"", result.stderr
     _assert_ready(data / "venv", plugin)
     assert "-m venv" in (data / "venv.build.log").read_text()
 
@@ -89,7 +91,8 @@ def test_changed_requirements_rebuild_the_environment(tmp_path: Path, repo: Path
     with open(plugin / "requirements.txt", "a") as handle:
         handle.write("# a new pin\n")
     result = _start(plugin, data, repo, path, "s2")
-    assert result.returncode == 0 and result.stderr == b""
+    assert result.returncode == 0
+    assert result.stderr == b""
     assert not (data / "venv" / "old-build").exists()
     _assert_ready(data / "venv", plugin)
 
@@ -100,7 +103,8 @@ def test_an_environment_that_cannot_be_built_fails_open(tmp_path: Path, repo: Pa
     # pip route, on the base interpreter, which has none of our dependencies installed
     result = _start(plugin, data, repo, _path_without_uv(tmp_path))
     assert result.returncode == 0
-    assert len(result.stderr.splitlines()) == 1 and b"could not build" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert b"could not build" in result.stderr
     assert not (data / "venv").exists()
     # The start path needs no third-party module, so the session still gets its board.
     assert "acme/widget" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]

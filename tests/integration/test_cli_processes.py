@@ -57,9 +57,12 @@ def test_launcher_runs_the_cli(env: dict, project: Path, resolver: PathResolver)
         text=True,
         timeout=60,
     )
-    assert result.returncode == 0 and json.loads(result.stdout) == {"id": "t1", "session_id": "s1"}
+    assert result.returncode == 0
+    assert json.loads(result.stdout) == {"id": "t1", "session_id": "s1"}
     help_text = subprocess.run([LAUNCHER, "--help"], env=env, capture_output=True, text=True, timeout=60)
-    assert help_text.returncode == 0 and "note" in help_text.stdout and "task" in help_text.stdout
+    assert help_text.returncode == 0
+    assert "note" in help_text.stdout
+    assert "task" in help_text.stdout
 
 
 def test_launcher_through_a_symlink(env: dict, project: Path, tmp_path: Path) -> None:
@@ -73,7 +76,8 @@ def test_launcher_through_a_symlink(env: dict, project: Path, tmp_path: Path) ->
         text=True,
         timeout=60,
     )
-    assert result.returncode == 0 and json.loads(result.stdout)["session_id"] == "s1"
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["session_id"] == "s1"
 
 
 @pytest.mark.parametrize(
@@ -113,7 +117,8 @@ def test_twelve_claimants_of_one_task_one_wins(env: dict, project: Path, resolve
     results = _at_once([["--author", f"agent-{i}", "task", "claim", "t1"] for i in range(12)], env, project)
     winners = [r for r in results if r.returncode == 0]
     losers = [r for r in results if r.returncode != 0]
-    assert len(winners) == 1 and len(losers) == 11
+    assert len(winners) == 1
+    assert len(losers) == 11
     assert all(
         r.returncode == 1 and "already claimed by" in r.stderr and len(r.stderr.splitlines()) == 1 for r in losers
     )

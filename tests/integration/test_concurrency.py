@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,8 @@ def test_two_sessions_ending_at_once_leave_the_newer_handoff(
     ids = [f"a{attempt}", f"b{attempt}"]
     _release([spawn_hook("SessionStart", start_payload(i, project), hook_venv) for i in ids])
     results = _release([spawn_hook("SessionEnd", end_payload(i, project), hook_venv) for i in ids])
-    assert [code for code, _, _ in results] == [0, 0] and all(err == b"" for _, _, err in results)
+    assert [code for code, _, _ in results] == [0, 0]
+    assert all(err == b"" for _, _, err in results)
 
     board = root / "acme" / "widget" / ".blackboard"
     metas = [json.loads((board / "sessions" / i / "_meta.json").read_text()) for i in ids]
@@ -69,3 +71,28 @@ def test_two_sessions_ending_at_once_leave_the_newer_handoff(
     assert older["session_id"] in json.loads(fields["previous_sessions"])
     for i in ids:
         assert (board / "handoff" / f"handoff-{i}.md").exists()
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_stops_racing_the_end_never_leave_a_draft_over_the_final_handoff(
+    hook_venv: Path, project: Path, root: Path, attempt: int
+) -> None:
+    """Stop takes no lock: whatever the interleaving, the final handoff is the one left."""
+    session_id = f"r{attempt}"
+    _release([spawn_hook("SessionStart", start_payload(session_id, project), hook_venv)])
+    board = root / "acme" / "widget" / ".blackboard" / "sessions" / session_id
+    with open(board / "session-notes.md", "w") as notes:  # enough to make each draft take a while
+        notes.write("".join(f"\n## n{i}\n- author: main\n\n{'x' * 300}\n" for i in range(1, 3000)))
+    stop = {"session_id": session_id, "cwd": str(project), "hook_event_name": "Stop"}
+    end = spawn_hook("SessionEnd", end_payload(session_id, project), hook_venv)
+    stops = [spawn_hook("Stop", stop, hook_venv) for _ in range(24)]
+    end.stdin.close()  # type: ignore[union-attr]
+    for proc in stops:  # spread over SessionEnd's own run, so some Stops straddle its writes
+        time.sleep(0.006)
+        proc.stdin.close()  # type: ignore[union-attr]
+    for proc in [end, *stops]:
+        with proc:
+            assert proc.wait(60) == 0
+            assert proc.stderr.read() == b""  # type: ignore[union-attr]
+    handoff = root / "acme" / "widget" / ".blackboard" / "handoff" / f"handoff-{session_id}.md"
+    assert '\nstatus: "ended"\n' in handoff.read_text()

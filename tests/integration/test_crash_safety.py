@@ -61,7 +61,8 @@ def test_killed_writers_leave_every_file_whole(resolver: PathResolver, project: 
                     claimed.add(rest[0])
         # after every round: all files parse, nothing acknowledged is missing
         meta = read_meta(str(board / "_meta.json"))
-        assert meta is not None and meta["status"] == "active"
+        assert meta is not None
+        assert meta["status"] == "active"
         notes, problems = entries.parse((board / "session-notes.md").read_text())
         assert problems == []
         bodies = {n.body.split(" ")[0] for n in notes}
@@ -87,5 +88,7 @@ def test_killed_writers_leave_every_file_whole(resolver: PathResolver, project: 
         env=env,
         timeout=60,
     )
-    assert ended.returncode == 0 and ended.stderr == b"" and time.monotonic() - started < 5
+    assert ended.returncode == 0
+    assert ended.stderr == b""
+    assert time.monotonic() - started < 5
     assert (read_meta(str(board / "_meta.json")) or {})["status"] == "ended"

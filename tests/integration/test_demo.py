@@ -19,7 +19,8 @@ def test_the_demo_shows_a_handoff_reaching_the_next_session(hook_venv: Path) -> 
     hooks = re.findall(r"hooks/run (\S+)\s+-> exit (\d+)", result.stdout)
     assert hooks == [("session-start", "0"), ("stop", "0"), ("session-end", "0"), ("session-start", "0")]
     context = result.stdout.split("== The context session two received (additionalContext) ==")[1]
-    assert "From session one" in context and "Cover token expiry with tests" in context
+    assert "From session one" in context
+    assert "Cover token expiry with tests" in context
     work = re.search(r"Everything above lives in (\S+);", result.stdout)
     assert work is not None
     shutil.rmtree(work.group(1))

@@ -23,7 +23,8 @@ def _meta(root: Path, session_id: str) -> dict:
 def test_two_sessions_hand_off(run_hook, hook_venv: Path, project: Path, root: Path, tmp_path: Path) -> None:
     env_file = tmp_path / "session-env.sh"
     first = run_hook("SessionStart", start_payload("s1", project), env={"CLAUDE_ENV_FILE": str(env_file)})
-    assert first.returncode == 0 and first.stderr == b""
+    assert first.returncode == 0
+    assert first.stderr == b""
     assert "No earlier session of acme/widget" in first.context
     board = _board(root) / "sessions" / "s1"
     assert env_file.read_text() == (
@@ -34,11 +35,14 @@ def test_two_sessions_hand_off(run_hook, hook_venv: Path, project: Path, root: P
     entries.append(str(board / "session-notes.md"), "n", {"author": "main"}, "parser uses a state machine")
     assert run_hook("Stop", {"session_id": "s1", "cwd": str(project), "hook_event_name": "Stop"}).stdout == b""
     ended = run_hook("SessionEnd", end_payload("s1", project))
-    assert ended.returncode == 0 and ended.stdout == b"" and ended.stderr == b""
+    assert ended.returncode == 0
+    assert ended.stdout == b""
+    assert ended.stderr == b""
     assert _meta(root, "s1")["status"] == "ended"
 
     second = run_hook("SessionStart", start_payload("s2", project))
-    assert "From session s1" in second.context and "finish the parser" in second.context
+    assert "From session s1" in second.context
+    assert "finish the parser" in second.context
     assert "parser uses a state machine" in second.context
 
 
@@ -56,9 +60,11 @@ def test_resume_reopens_and_injects_its_own_board(run_hook, project: Path, root:
     entries.append(str(board / "active-tasks.md"), "t", {"status": "open"}, "resume me")
     run_hook("SessionEnd", end_payload("s1", project))
     resumed = run_hook("SessionStart", start_payload("s1", project, "resume"))
-    assert "resume me" in resumed.context and "after resume" in resumed.context
+    assert "resume me" in resumed.context
+    assert "after resume" in resumed.context
     meta = _meta(root, "s1")
-    assert meta["status"] == "active" and len(meta["resumed_at"]) == 1
+    assert meta["status"] == "active"
+    assert len(meta["resumed_at"]) == 1
 
 
 def test_clear_links_parent(run_hook, project: Path, root: Path) -> None:
@@ -75,7 +81,8 @@ def test_compact_reinjects_open_tasks(run_hook, project: Path, root: Path) -> No
     entries.put(str(board / "shared-context.md"), "schema", {"author": "w"}, "the schema is v3")
     assert run_hook("PreCompact", {"session_id": "s1", "cwd": str(project), "trigger": "auto"}).stdout == b""
     compacted = run_hook("SessionStart", start_payload("s1", project, "compact"))
-    assert "survive compaction" in compacted.context and "the schema is v3" in compacted.context
+    assert "survive compaction" in compacted.context
+    assert "the schema is v3" in compacted.context
     assert _meta(root, "s1")["status"] == "active"
 
 
@@ -117,8 +124,10 @@ def test_a_refused_id_is_logged_and_writes_no_session(
 ) -> None:
     before = _outside_root_snapshot(tmp_path, root)
     result = run_hook("SessionStart", start_payload(session_id, project), env={"CLAUDE_CODE_SESSION_ID": "fine"})
-    assert result.returncode == 0 and result.stdout == b""
-    assert b"refusing session id" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert result.returncode == 0
+    assert result.stdout == b""
+    assert b"refusing session id" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
     assert "refusing session id" in (root / "logs" / "hooks.log").read_text()
     assert not (root / "acme").exists()  # neither the hostile id nor the environment's id got a board
     assert _outside_root_snapshot(tmp_path, root) == before
@@ -140,8 +149,10 @@ def test_a_broken_root_never_breaks_the_session(run_hook, project: Path, root: P
         (_board(root)).mkdir(parents=True)
         (_board(root) / "sessions").write_text("a file where a directory should be")
     result = run_hook("SessionStart", start_payload("s1", project), env=env)
-    assert result.returncode == 0 and result.stdout == b""
-    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith(b"blackboard: ")
+    assert result.returncode == 0
+    assert result.stdout == b""
+    assert len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith(b"blackboard: ")
 
 
 def test_unknown_event_argument_exits_zero(hook_venv: Path, project: Path) -> None:
@@ -156,7 +167,9 @@ def test_unknown_event_argument_exits_zero(hook_venv: Path, project: Path) -> No
         env=dict(os.environ, BLACKBOARD_VENV=str(hook_venv)),
         timeout=60,
     )
-    assert proc.returncode == 0 and proc.stdout == b"" and b"unknown hook event" in proc.stderr
+    assert proc.returncode == 0
+    assert proc.stdout == b""
+    assert b"unknown hook event" in proc.stderr
 
 
 def test_failures_are_logged_with_a_traceback_and_the_log_is_bounded(run_hook, project: Path, root: Path) -> None:
@@ -177,8 +190,10 @@ def test_a_session_killed_without_session_end_is_abandoned_by_the_next_start(
     # no SessionEnd: Ctrl+C
     second = run_hook("SessionStart", start_payload("next", project), env={"CLAUDE_PID": str(os.getpid())})
     meta = _meta(root, "killed")
-    assert meta["status"] == "abandoned" and meta["end_reason"].startswith("abandoned: its Claude Code process")
-    assert "From session killed" in second.context and "left mid-way" in second.context
+    assert meta["status"] == "abandoned"
+    assert meta["end_reason"].startswith("abandoned: its Claude Code process")
+    assert "From session killed" in second.context
+    assert "left mid-way" in second.context
 
 
 def test_events_find_the_session_after_the_agent_changed_directory(
@@ -217,7 +232,8 @@ def test_on_the_machines_python_without_dependencies_the_lifecycle_still_works(p
         )
 
     started = hook("session-start", start_payload("s1", project))
-    assert started.returncode == 0 and started.stderr == b"", started.stderr
+    assert started.returncode == 0, started.stderr
+    assert started.stderr == b"", started.stderr
     assert "old note" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
     assert (board / "_legacy" / "session-notes.md").exists()
     assert hook("stop", {"session_id": "s1", "cwd": str(project)}).stderr == b""

@@ -56,15 +56,18 @@ def _meta(root: Path, session_id: str) -> dict:
 
 def _one_error_line(result: "subprocess.CompletedProcess[bytes]") -> str:
     """The CLI's single ``blackboard: error: …`` line, after checking it is the only output."""
-    assert result.returncode == 1 and result.stdout == b"", (result.stdout, result.stderr)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert result.stdout == b"", (result.stdout, result.stderr)
     lines = result.stderr.decode("utf-8", "replace").splitlines()
-    assert len(lines) == 1 and lines[0].startswith("blackboard: error: "), result.stderr
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("blackboard: error: "), result.stderr
     return lines[0]
 
 
 def _works_or_one_line(result: "subprocess.CompletedProcess[bytes]", as_json: bool = False) -> None:
     if result.returncode == 0:
-        assert result.stdout.strip() and b"Traceback" not in result.stderr
+        assert result.stdout.strip()
+        assert b"Traceback" not in result.stderr
         if as_json:
             json.loads(result.stdout)
     else:
@@ -123,7 +126,8 @@ def test_stdin_that_is_no_json_object_falls_back_to_the_environment(
 ) -> None:
     before = _tree(tmp_path, skip=root)
     result = run_hook("SessionStart", None, raw=raw, env={"CLAUDE_CODE_SESSION_ID": "from-env"})
-    assert result.returncode == 0 and result.stderr == b""
+    assert result.returncode == 0
+    assert result.stderr == b""
     assert "Your board:" in result.context
     assert _sessions(root) == {("acme/widget", "from-env")}  # nothing of the payload was believed
     assert _tree(tmp_path, skip=root) == before
@@ -148,7 +152,8 @@ def test_a_missing_field_falls_back_to_its_next_source(
 ) -> None:
     payload = {key: str(in_project) if value is PROJECT else value for key, value in payload.items()}
     result = run_hook("SessionStart", payload, env={"CLAUDE_CODE_SESSION_ID": "from-env"})
-    assert result.returncode == 0 and result.stderr == b""
+    assert result.returncode == 0
+    assert result.stderr == b""
     assert "No earlier session of acme/widget" in result.context
     assert _sessions(root) == {("acme/widget", expected)}  # no cwd: the hook's own directory, as Claude Code runs it
     assert _meta(root, expected)["source"] == "startup"
@@ -156,18 +161,24 @@ def test_a_missing_field_falls_back_to_its_next_source(
 
 def test_without_any_session_id_a_timestamp_and_pid_id_is_made(run_hook, in_project: Path, root: Path) -> None:
     result = run_hook("SessionStart", {"cwd": str(in_project)})
-    assert result.returncode == 0 and result.stderr == b""
+    assert result.returncode == 0
+    assert result.stderr == b""
     ((where, session_id),) = _sessions(root)
-    assert where == "acme/widget" and session_id[:8].isdigit() and "Z-" in session_id
+    assert where == "acme/widget"
+    assert session_id[:8].isdigit()
+    assert "Z-" in session_id
 
 
 def test_session_end_without_an_id_ends_the_environments_session(run_hook, in_project: Path, root: Path) -> None:
     env = {"CLAUDE_CODE_SESSION_ID": "from-env"}
     run_hook("SessionStart", {"cwd": str(in_project)}, env=env)
     ended = run_hook("SessionEnd", {"reason": 42}, env=env)  # no id, no cwd, a reason of the wrong type
-    assert ended.returncode == 0 and ended.stderr == b"" and ended.stdout == b""
+    assert ended.returncode == 0
+    assert ended.stderr == b""
+    assert ended.stdout == b""
     meta = _meta(root, "from-env")
-    assert meta["status"] == "ended" and meta["end_reason"] == "other"
+    assert meta["status"] == "ended"
+    assert meta["end_reason"] == "other"
 
 
 CWDS = [
@@ -205,13 +216,17 @@ def test_a_hostile_cwd_still_gives_the_session_a_board(
     cwd = _hostile_cwd(kind, in_project, tmp_path)
     before = _tree(tmp_path, skip=root)
     result = run_hook("SessionStart", start_payload("s1", cwd))
-    assert result.returncode == 0 and result.stderr == b""
+    assert result.returncode == 0
+    assert result.stderr == b""
     assert "Your board:" in result.context
     ((project, session_id),) = _sessions(root)
-    assert session_id == "s1" and (project == where if "/" in where else project.startswith(f"{where}/"))
+    assert session_id == "s1"
+    assert project == where if "/" in where else project.startswith(f"{where}/")
     assert _meta(root, "s1")["cwd"] == cwd  # kept as given, even a lone surrogate
     ended = run_hook("SessionEnd", end_payload("s1", cwd))
-    assert ended.returncode == 0 and ended.stderr == b"" and _meta(root, "s1")["status"] == "ended"
+    assert ended.returncode == 0
+    assert ended.stderr == b""
+    assert _meta(root, "s1")["status"] == "ended"
     assert _tree(tmp_path, skip=root) == before
 
 
@@ -224,7 +239,9 @@ def test_fifty_megabytes_of_stdin_are_not_read(
     began = time.monotonic()
     result = run_hook(event, None, raw=payload, env={"CLAUDE_CODE_SESSION_ID": "from-env"})
     elapsed = time.monotonic() - began
-    assert result.returncode == 0 and result.stderr == b"" and elapsed < 10
+    assert result.returncode == 0
+    assert result.stderr == b""
+    assert elapsed < 10
     # Past the 1 MiB cap the payload is ignored whole: the environment names the session.
     assert _sessions(root) == ({("acme/widget", "from-env")} if event == "SessionStart" else set())
     assert sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) < 1 << 20
@@ -274,9 +291,11 @@ def test_a_broken_root_costs_each_hook_one_line_and_writes_nothing(
     env = {"BLACKBOARD_ROOT": "", variable: _broken_root(kind, tmp_path)}  # an empty BLACKBOARD_ROOT is unset
     before = _tree(tmp_path)
     started = run_hook("SessionStart", start_payload("s1", in_project), env=env)
-    assert started.returncode == 0 and started.stdout == b""
+    assert started.returncode == 0
+    assert started.stdout == b""
     lines = started.stderr.decode().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("blackboard: session-start hook failed: "), started.stderr
+    assert len(lines) == 1, started.stderr
+    assert lines[0].startswith("blackboard: session-start hook failed: "), started.stderr
     assert "corrupt" not in lines[0]  # the root is broken, not the session's metadata
     checkpoint = {"session_id": "s1", "cwd": str(in_project)}
     for event, payload in (
@@ -285,8 +304,10 @@ def test_a_broken_root_costs_each_hook_one_line_and_writes_nothing(
         ("SessionEnd", end_payload("s1", in_project)),
     ):
         result = run_hook(event, payload, env=env)
-        assert result.returncode == 0 and result.stdout == b"", event
-        assert len(result.stderr.splitlines()) <= 1 and b"Traceback" not in result.stderr, (event, result.stderr)
+        assert result.returncode == 0, event
+        assert result.stdout == b"", event
+        assert len(result.stderr.splitlines()) <= 1, (event, result.stderr)
+        assert b"Traceback" not in result.stderr, (event, result.stderr)
     assert _tree(tmp_path) == before
 
 
@@ -306,7 +327,8 @@ def test_a_broken_root_is_one_clear_cli_error(blackboard, tmp_path: Path, kind: 
     before = _tree(tmp_path)
     result = blackboard(*command, env={"BLACKBOARD_ROOT": broken})
     if kind == "unwritable-directory" and command == ["sessions"]:
-        assert result.returncode == 0 and result.stdout.strip() == b"(no sessions)"  # reading an empty root is fine
+        assert result.returncode == 0
+        assert result.stdout.strip() == b"(no sessions)"  # reading an empty root is fine
     else:
         line = _one_error_line(result)
         assert "unexpected" not in line
@@ -328,7 +350,8 @@ def test_a_broken_root_is_one_clear_cli_error(blackboard, tmp_path: Path, kind: 
 def test_doctor_names_a_broken_root(blackboard, tmp_path: Path, kind: str, finding: str) -> None:
     broken = _broken_root(kind, tmp_path)
     result = blackboard("doctor", env={"BLACKBOARD_ROOT": broken})
-    assert result.returncode == 1 and f"the root {broken} {finding}".encode() in result.stdout, result.stdout
+    assert result.returncode == 1, result.stdout
+    assert f"the root {broken} {finding}".encode() in result.stdout, result.stdout
 
 
 # --- corrupt _meta.json --------------------------------------------------------------------------
@@ -370,20 +393,28 @@ def test_a_corrupt_meta_of_an_ended_session_never_stops_the_next(
     kept = _tree(s1)
 
     started = run_hook("SessionStart", start_payload("s2", in_project))
-    assert started.returncode == 0 and started.stderr == b""
-    assert "From session s1" in started.context and "the parser needs a state machine" in started.context
+    assert started.returncode == 0
+    assert started.stderr == b""
+    assert "From session s1" in started.context
+    assert "the parser needs a state machine" in started.context
     listed = blackboard("sessions")
-    assert listed.returncode == 0 and b"s1" in listed.stdout and b"s2" in listed.stdout
+    assert listed.returncode == 0
+    assert b"s1" in listed.stdout
+    assert b"s2" in listed.stdout
     warnings = listed.stderr.decode().splitlines()
-    assert len(warnings) == 1 and warnings[0].startswith("blackboard: warning: ") and "blackboard doctor" in warnings[0]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("blackboard: warning: ")
+    assert "blackboard doctor" in warnings[0]
     assert "blackboard doctor" in _one_error_line(blackboard("show", "s1"))
     assert "# Session s2 (active)" in _ok(blackboard("show"))
     assert "the parser needs a state machine" in _ok(blackboard("handoff", "s1"))
 
     ended = run_hook("SessionEnd", end_payload("s2", in_project))
-    assert ended.returncode == 0 and ended.stderr == b""
+    assert ended.returncode == 0
+    assert ended.stderr == b""
     fields, _ = split_front_matter((_board(root) / "handoff" / "latest-handoff.md").read_text())
-    assert fields["session_id"] == "s2" and fields["previous_sessions"] == ["s1"]
+    assert fields["session_id"] == "s2"
+    assert fields["previous_sessions"] == ["s1"]
     assert _tree(s1) == kept  # the damaged file and the notes beside it, byte for byte
 
 
@@ -406,19 +437,24 @@ def test_a_corrupt_meta_of_the_running_session_costs_one_line_per_hook_and_no_by
         ("SessionEnd", end_payload("s1", in_project)),
     ):
         result = run_hook(event, payload)
-        assert result.returncode == 0 and result.stdout == b"", event
+        assert result.returncode == 0, event
+        assert result.stdout == b"", event
         lines = result.stderr.decode().splitlines()
-        assert len(lines) == 1 and "blackboard doctor" in lines[0], (event, result.stderr)
+        assert len(lines) == 1, (event, result.stderr)
+        assert "blackboard doctor" in lines[0], (event, result.stderr)
     assert _tree(s1) == kept
     assert "blackboard doctor" in _one_error_line(blackboard("show", "s1"))
 
     # The fix the line names: the damaged file is set aside whole and the session goes on.
     repaired = blackboard("doctor", "--fix")
-    assert repaired.returncode == 0 and b"fixed: " in repaired.stdout, repaired.stdout
+    assert repaired.returncode == 0, repaired.stdout
+    assert b"fixed: " in repaired.stdout, repaired.stdout
     (aside,) = [p for p in s1.iterdir() if p.name.startswith("_meta.json.corrupt-")]
     assert aside.is_dir() if data is None else aside.read_bytes() == data
     resumed = run_hook("SessionStart", start_payload("s1", in_project, "resume"))
-    assert resumed.returncode == 0 and resumed.stderr == b"" and "keep this task" in resumed.context
+    assert resumed.returncode == 0
+    assert resumed.stderr == b""
+    assert "keep this task" in resumed.context
     assert _meta(root, "s1")["status"] == "active"
 
 
@@ -459,17 +495,22 @@ def test_a_corrupt_handoff_never_stops_the_next_session(
     (handoffs / "latest-handoff.md").write_bytes(data)
 
     started = run_hook("SessionStart", start_payload("s2", in_project))
-    assert started.returncode == 0 and started.stderr == b""
-    assert started.context.startswith("[blackboard] ") and "Your board:" in started.context
+    assert started.returncode == 0
+    assert started.stderr == b""
+    assert started.context.startswith("[blackboard] ")
+    assert "Your board:" in started.context
     for args in (["handoff"], ["handoff", "s1"]):
         _works_or_one_line(blackboard(*args))
         _works_or_one_line(blackboard(*args, "--json"), as_json=True)
-    assert "s1" in _ok(blackboard("sessions")) and "# Session s1 (ended)" in _ok(blackboard("show", "s1"))
+    assert "s1" in _ok(blackboard("sessions"))
+    assert "# Session s1 (ended)" in _ok(blackboard("show", "s1"))
 
     ended = run_hook("SessionEnd", end_payload("s2", in_project))
-    assert ended.returncode == 0 and ended.stderr == b""
+    assert ended.returncode == 0
+    assert ended.stderr == b""
     fields, _ = split_front_matter((handoffs / "latest-handoff.md").read_text())
-    assert fields["session_id"] == "s2" and all(isinstance(i, str) for i in fields["previous_sessions"])
+    assert fields["session_id"] == "s2"
+    assert all(isinstance(i, str) for i in fields["previous_sessions"])
     assert (handoffs / "handoff-s1.md").read_bytes() == data  # nobody rewrote the damaged archive
     assert "From session s2" in run_hook("SessionStart", start_payload("s3", in_project)).context
     assert not pwned.exists()  # YAML tags are never executed
@@ -514,9 +555,11 @@ def test_legacy_files_of_any_bytes_migrate_whole_and_the_session_starts(
     for source in sources:
         _write_legacy(source, files)
     started = run_hook("SessionStart", start_payload("s1", in_project))
-    assert started.returncode == 0 and started.stderr == b""
+    assert started.returncode == 0
+    assert started.stderr == b""
     if seeds_a_handoff:
-        assert "From session " in started.context and "Handoff migrated from the old flat blackboard" in started.context
+        assert "From session " in started.context
+        assert "Handoff migrated from the old flat blackboard" in started.context
     else:
         assert "No earlier session of acme/widget" in started.context
     assert TOKEN.decode() not in started.context
@@ -530,7 +573,8 @@ def test_legacy_files_of_any_bytes_migrate_whole_and_the_session_starts(
         recorded = {record["file"]: record for record in run["files"]}
         for name, data in files.items():
             text_name = os.fsdecode(name)
-            assert (legacy / text_name).read_bytes() == data and not (source / text_name).exists()
+            assert (legacy / text_name).read_bytes() == data
+            assert not (source / text_name).exists()
             assert recorded[text_name]["size"] == len(data)
             assert recorded[text_name]["sha256"] == hashlib.sha256(data).hexdigest()
     migrated = [_tree(source / "_legacy") for source in sources]
@@ -541,7 +585,8 @@ def test_legacy_files_of_any_bytes_migrate_whole_and_the_session_starts(
     assert TOKEN not in blackboard("handoff").stdout
     assert _ok(blackboard("migrate", "--dry-run")).strip() == "nothing to migrate"
     again = run_hook("SessionStart", start_payload("s2", in_project))
-    assert again.returncode == 0 and again.stderr == b""
+    assert again.returncode == 0
+    assert again.stderr == b""
     assert [_tree(source / "_legacy") for source in sources] == migrated  # exactly once, never touched again
 
 
@@ -563,7 +608,8 @@ SECRETS = [SECRET_NOTE, SECRET_TASK, SECRET_DONE, SECRET_VALUE, SECRET_KEY, SECR
 def _assert_no_secret(text: str, where: str) -> None:
     for secret in SECRETS:
         middle = secret[len(secret) // 3 : len(secret) // 3 + 12]
-        assert secret not in text and middle not in text, (where, secret)
+        assert secret not in text, (where, secret)
+        assert middle not in text, (where, secret)
 
 
 def test_secrets_written_through_the_cli_never_reach_a_handoff_or_the_context(
@@ -587,23 +633,28 @@ def test_secrets_written_through_the_cli_never_reach_a_handoff_or_the_context(
     checkpoint = {"session_id": "s1", "cwd": str(in_project)}
     assert run_hook("PreCompact", checkpoint).returncode == 0
     compacted = run_hook("SessionStart", start_payload("s1", in_project, "compact"))
-    assert "rotate [REDACTED] today" in compacted.context and "use [REDACTED]" in compacted.context
+    assert "rotate [REDACTED] today" in compacted.context
+    assert "use [REDACTED]" in compacted.context
     _assert_no_secret(compacted.context, "context after compaction")
     handoffs = _board(root) / "handoff"
     _assert_no_secret((handoffs / "handoff-s1.md").read_text(), "draft handoff")
 
     ended = run_hook("SessionEnd", end_payload("s1", in_project))
-    assert ended.returncode == 0 and ended.stderr == b""
+    assert ended.returncode == 0
+    assert ended.stderr == b""
     for name in ("handoff-s1.md", "latest-handoff.md"):
         text = (handoffs / name).read_text()
         _assert_no_secret(text, name)
-        assert "deploy key is [REDACTED]" in text and "revoke [REDACTED]" in text
+        assert "deploy key is [REDACTED]" in text
+        assert "revoke [REDACTED]" in text
         assert "· [REDACTED]: written by a badly named agent" in text  # the author's name was a token too
     _assert_no_secret(_ok(blackboard("handoff")), "blackboard handoff")
 
     started = run_hook("SessionStart", start_payload("s2", in_project))
-    assert started.returncode == 0 and "From session s1" in started.context
-    assert "deploy key is [REDACTED]" in started.context and "written by a badly named agent" in started.context
+    assert started.returncode == 0
+    assert "From session s1" in started.context
+    assert "deploy key is [REDACTED]" in started.context
+    assert "written by a badly named agent" in started.context
     _assert_no_secret(started.context, "context of the next session")
     board = "".join(p.read_text() for p in (_board(root) / "sessions" / "s1").glob("*.md"))
     assert all(secret in board for secret in SECRETS)  # redacted on the way out, never lost on the board

@@ -32,7 +32,8 @@ def fails(result, *words: str, status: int = 1) -> str:
     code, out, err = result
     assert code == status
     assert out == ""
-    assert err.count("\n") == 1 and err.startswith("blackboard: error: "), err
+    assert err.count("\n") == 1, err
+    assert err.startswith("blackboard: error: "), err
     for word in words:
         assert word in err
     return err
@@ -42,7 +43,9 @@ def test_note_appends_with_author_and_id(bb, resolver: PathResolver) -> None:
     assert ok(bb("note", "chose", "SQLite")).strip() == "n1"
     assert json.loads(ok(bb("--author", "worker-1", "note", "second", "--json"))) == {"id": "n2", "session_id": "s1"}
     text = (Path(resolver.get_session_blackboard_dir("s1")) / "session-notes.md").read_text()
-    assert "## n1\n- author: main\n" in text and "chose SQLite" in text and "- author: worker-1" in text
+    assert "## n1\n- author: main\n" in text
+    assert "chose SQLite" in text
+    assert "- author: worker-1" in text
 
 
 def test_author_from_environment(bb, resolver: PathResolver) -> None:
@@ -69,7 +72,8 @@ def test_task_lifecycle(bb) -> None:
     assert json.loads(ok(bb("task", "done", "t1", "--json")))["status"] == "done"
     fails(bb("task", "done", "t1"), "already done")
     fails(bb("task", "claim", "t1"), "already done")
-    assert "t1" not in ok(bb("task", "list")) and "t1" in ok(bb("task", "list", "--all"))
+    assert "t1" not in ok(bb("task", "list"))
+    assert "t1" in ok(bb("task", "list", "--all"))
     fails(bb("task", "claim", "t9"), "no task 't9'", "task list")
 
 
@@ -79,7 +83,10 @@ def test_keyed_entries(bb) -> None:
     ok(bb("post", "api_schema", "v3", "--replace"))
     assert ok(bb("read", "api_schema")).strip() == "v3"
     entry = json.loads(ok(bb("read", "api_schema", "--json")))
-    assert entry["id"] == "api_schema" and entry["text"] == "v3" and entry["author"] == "main" and entry["at"]
+    assert entry["id"] == "api_schema"
+    assert entry["text"] == "v3"
+    assert entry["author"] == "main"
+    assert entry["at"]
     listed = json.loads(ok(bb("list", "--json")))["entries"]
     assert [e["id"] for e in listed] == ["api_schema"]
     assert ok(bb("claim", "api_schema")).strip() == "v3"
@@ -127,7 +134,9 @@ def test_sessions_report_corrupt_metadata(bb, resolver: PathResolver) -> None:
     broken.mkdir()
     (broken / "_meta.json").write_text("{")
     code, out, err = bb("sessions")
-    assert code == 0 and "broken" in out and "corrupt" in err
+    assert code == 0
+    assert "broken" in out
+    assert "corrupt" in err
 
 
 def test_show_and_its_problems(bb, resolver: PathResolver) -> None:
@@ -135,10 +144,14 @@ def test_show_and_its_problems(bb, resolver: PathResolver) -> None:
     tasks = Path(resolver.get_session_blackboard_dir("s1")) / "active-tasks.md"
     tasks.write_text(tasks.read_text() + "\n## mangled heading here\n")
     code, out, err = bb("show")
-    assert code == 0 and "# Session s1 (active)" in out and "visible" in out
-    assert "line" in err and "mangled" in err
+    assert code == 0
+    assert "# Session s1 (active)" in out
+    assert "visible" in out
+    assert "line" in err
+    assert "mangled" in err
     data = json.loads(ok(bb("show", "s1", "--json")))
-    assert data["meta"]["session_id"] == "s1" and data["problems"]
+    assert data["meta"]["session_id"] == "s1"
+    assert data["problems"]
 
 
 def test_handoff_command(bb, resolver: PathResolver) -> None:
@@ -146,13 +159,15 @@ def test_handoff_command(bb, resolver: PathResolver) -> None:
     session.end(resolver, "s1", "other")
     assert "# Handoff from session s1" in ok(bb("handoff"))
     data = json.loads(ok(bb("handoff", "s1", "--json")))
-    assert data["fields"]["session_id"] == "s1" and "Open tasks" in data["body"]
+    assert data["fields"]["session_id"] == "s1"
+    assert "Open tasks" in data["body"]
 
 
 def test_migrate_dry_run_then_real(bb, resolver: PathResolver) -> None:
     (Path(resolver.project_dir) / "session-notes.md").write_text("old\n")
     planned = json.loads(ok(bb("migrate", "--dry-run", "--json")))
-    assert planned["dry_run"] and planned["moves"][0]["source"].endswith("session-notes.md")
+    assert planned["dry_run"]
+    assert planned["moves"][0]["source"].endswith("session-notes.md")
     assert (Path(resolver.project_dir) / "session-notes.md").exists()
     assert "moved" in ok(bb("migrate"))
     assert "nothing to migrate" in ok(bb("migrate"))
@@ -160,7 +175,8 @@ def test_migrate_dry_run_then_real(bb, resolver: PathResolver) -> None:
 
 def test_where_explains_itself(bb, root: Path) -> None:
     data = json.loads(ok(bb("where", "--json", env={"BLACKBOARD_SESSION_ID": "s1"})))
-    assert data["root"] == str(root) and data["root_from"] == "BLACKBOARD_ROOT"
+    assert data["root"] == str(root)
+    assert data["root_from"] == "BLACKBOARD_ROOT"
     assert (data["org"], data["project"], data["session_id"], data["session_from"]) == (
         "acme",
         "widget",
@@ -249,7 +265,9 @@ def test_no_session_yet(tmp_path: Path, monkeypatch) -> None:
 
 def test_debug_shows_the_traceback(bb) -> None:
     code, _, err = bb("--debug", "--session", "nope", "note", "a")
-    assert code == 1 and "Traceback" in err and err.strip().endswith("sessions --all-projects` lists the sessions")
+    assert code == 1
+    assert "Traceback" in err
+    assert err.strip().endswith("sessions --all-projects` lists the sessions")
 
 
 def test_a_bug_exits_three_with_its_traceback_in_the_log(bb, root: Path, monkeypatch) -> None:

@@ -16,8 +16,11 @@ def test_names_the_session_its_end_age_and_branch(resolver: PathResolver) -> Non
     _publish(resolver, "## Open tasks\n\n- **t1** ship it\n")
     text = context.for_new_session(resolver, "me", "main", 8000)
     assert "From session prev, ended 2026-11-22T10:00:00Z" in text
-    assert "ago" in text and "on branch main" in text and "ship it" in text
-    assert "not instructions" in text and "WARNING" not in text
+    assert "ago" in text
+    assert "on branch main" in text
+    assert "ship it" in text
+    assert "not instructions" in text
+    assert "WARNING" not in text
 
 
 def test_warns_when_the_branch_differs(resolver: PathResolver) -> None:
@@ -36,14 +39,16 @@ def test_never_another_projects_handoff(resolver: PathResolver, root: object) ->
     _publish(resolver, "widget secret plans")
     other = PathResolver(resolver.root, Project("acme", "gadget", "main", "test"))
     text = context.for_new_session(other, "me", "main", 8000)
-    assert "widget secret plans" not in text and "No earlier session of acme/gadget" in text
+    assert "widget secret plans" not in text
+    assert "No earlier session of acme/gadget" in text
 
 
 def test_lists_other_active_sessions(resolver: PathResolver) -> None:
     session.start(resolver, "other-1", "startup", {"cwd": "/w"})
     session.start(resolver, "me", "startup", {"cwd": "/w"})
     text = context.for_new_session(resolver, "me", "main", 8000)
-    assert "other-1" in text and "- me " not in text
+    assert "other-1" in text
+    assert "- me " not in text
 
 
 @pytest.mark.parametrize("limit", [2000, 4000, 8000])
@@ -51,7 +56,9 @@ def test_capped_with_a_visible_marker(resolver: PathResolver, limit: int) -> Non
     _publish(resolver, "## Recent notes\n\n" + "\n".join(f"- note {i} " + "x" * 200 for i in range(500)))
     text = context.for_new_session(resolver, "me", "main", limit)
     assert len(text) <= limit
-    assert "characters cut" in text and "From session prev" in text and "blackboard note" in text
+    assert "characters cut" in text
+    assert "From session prev" in text
+    assert "blackboard note" in text
 
 
 @pytest.mark.parametrize(
@@ -75,5 +82,7 @@ def test_compact_reinjects_own_open_tasks_and_shared_context(resolver: PathResol
     entries.append(os.path.join(board, "active-tasks.md"), "t", {"status": "done"}, "finished thing")
     entries.put(os.path.join(board, "shared-context.md"), "api", {"author": "w1"}, "api is v2")
     text = context.for_own_board(resolver, "me", compact=True, limit=8000)
-    assert "keep going on parser" in text and "api is v2" in text and "finished thing" not in text
+    assert "keep going on parser" in text
+    assert "api is v2" in text
+    assert "finished thing" not in text
     assert "after compaction" in text

@@ -28,7 +28,9 @@ def test_corrupt_metadata_is_named_and_set_aside(resolver: PathResolver, root: P
     session.start(resolver, "bad", "startup", {})
     Path(resolver.meta_path("bad")).write_text("{torn")
     (finding,) = _problems(root)
-    assert "session bad" in finding.problem and "corrupt" in finding.problem and not finding.fixed
+    assert "session bad" in finding.problem
+    assert "corrupt" in finding.problem
+    assert not finding.fixed
     (fixed,) = _problems(root, repair=True)
     assert fixed.fixed
     aside = [n for n in os.listdir(resolver.get_session_blackboard_dir("bad")) if n.startswith("_meta.json.corrupt-")]
@@ -109,7 +111,9 @@ def test_a_lock_held_for_long_is_reported_but_never_removed(resolver: PathResolv
     old = time.time() - 3600
     os.utime(lock, (old, old))
     (finding,) = _problems(root, repair=True)
-    assert "held for a long time" in finding.problem and "fuser" in finding.fix and not finding.fixed
+    assert "held for a long time" in finding.problem
+    assert "fuser" in finding.fix
+    assert not finding.fixed
     assert os.path.exists(lock)
     holder.join(30)
     assert _problems(root) == []  # released: an idle lock file is no problem
@@ -118,7 +122,8 @@ def test_a_lock_held_for_long_is_reported_but_never_removed(resolver: PathResolv
 def test_a_session_folder_without_metadata_is_reported(resolver: PathResolver, root: Path) -> None:
     Path(resolver.get_session_blackboard_dir("partial")).mkdir(parents=True)
     (finding,) = _problems(root)
-    assert "partial" in finding.problem and "no _meta.json" in finding.problem
+    assert "partial" in finding.problem
+    assert "no _meta.json" in finding.problem
     _problems(root, repair=True)
     assert (read_meta(resolver.meta_path("partial")) or {})["status"] == "abandoned"
 

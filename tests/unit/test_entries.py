@@ -49,7 +49,8 @@ def test_a_mangled_block_is_reported_with_its_line_and_the_rest_survives() -> No
     )
     parsed, problems = entries.parse(text)
     assert [e.id for e in parsed] == ["t1", "t3"]
-    assert len(problems) == 1 and problems[0].startswith("line 7:")
+    assert len(problems) == 1
+    assert problems[0].startswith("line 7:")
 
 
 def test_append_numbers_entries(tmp_path: Path) -> None:

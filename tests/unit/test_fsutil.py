@@ -13,7 +13,8 @@ def test_atomic_write_replaces_whole_files(tmp_path: Path) -> None:
     path = tmp_path / "f.txt"
     fsutil.atomic_write(str(path), "one")
     fsutil.atomic_write(str(path), b"two")
-    assert path.read_text() == "two" and os.listdir(tmp_path) == ["f.txt"]
+    assert path.read_text() == "two"
+    assert os.listdir(tmp_path) == ["f.txt"]
 
 
 def test_atomic_write_leaves_the_old_file_and_no_temp_when_it_fails(tmp_path: Path, monkeypatch) -> None:
@@ -28,7 +29,8 @@ def test_atomic_write_leaves_the_old_file_and_no_temp_when_it_fails(tmp_path: Pa
     monkeypatch.setattr(os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         fsutil.atomic_write(str(path), "new")
-    assert path.read_text() == "old" and os.listdir(tmp_path) == ["f.txt"]
+    assert path.read_text() == "old"
+    assert os.listdir(tmp_path) == ["f.txt"]
 
 
 def test_create_exclusive_never_overwrites(tmp_path: Path) -> None:
@@ -42,7 +44,9 @@ def test_read_tail_skips_the_partial_first_line_and_never_splits_a_character(tmp
     path = tmp_path / "f"
     path.write_text("ééééé\n" * 1000 + "last line\n")
     text, cut = fsutil.read_tail(str(path), 100)
-    assert cut and text.endswith("last line\n") and "\ufffd" not in text
+    assert cut
+    assert text.endswith("last line\n")
+    assert "\ufffd" not in text
     assert all(line in ("ééééé", "last line", "") for line in text.split("\n"))
     assert fsutil.read_tail(str(path), 10**9) == (path.read_text(), False)
     assert fsutil.read_tail(str(tmp_path / "missing"), 10) == ("", False)
@@ -67,7 +71,8 @@ def test_entry_appends_from_many_processes_are_whole_and_numbered_once(tmp_path:
         p.join(120)
         assert p.exitcode == 0
     notes, problems = entries.parse(Path(path).read_text())
-    assert problems == [] and len(notes) == 240
+    assert problems == []
+    assert len(notes) == 240
     assert sorted(n.body.split(":x")[0] for n in notes) == sorted(f"{t}:{i}" for t in range(6) for i in range(40))
     assert sorted(int(n.id[1:]) for n in notes) == list(range(1, 241))
 

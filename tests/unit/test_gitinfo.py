@@ -37,6 +37,8 @@ def test_detached_head_and_no_repository(tmp_path: Path) -> None:
     (tmp_path / "repo" / ".git").mkdir(parents=True)
     (tmp_path / "repo" / ".git" / "HEAD").write_text("3f9a2c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39\n")
     found = find_git(str(tmp_path / "repo"))
-    assert found is not None and found.branch == "detached@3f9a2c1" and found.origin_url is None
+    assert found is not None
+    assert found.branch == "detached@3f9a2c1"
+    assert found.origin_url is None
     (tmp_path / "plain").mkdir()
     assert find_git(str(tmp_path / "plain")) is None

@@ -44,7 +44,9 @@ def test_handoff_front_matter_and_sections_in_order(resolver: PathResolver) -> N
 
     post = frontmatter.load(resolver.handoff_path("s1"))
     assert set(post.metadata) >= KEYS
-    assert post["session_id"] == "s1" and post["status"] == "ended" and post["end_reason"] == "clear"
+    assert post["session_id"] == "s1"
+    assert post["status"] == "ended"
+    assert post["end_reason"] == "clear"
     assert (post["open_tasks"], post["done_tasks"], post["notes"]) == (1, 1, 1)
     body = post.content
     order = [
@@ -69,18 +71,21 @@ def test_our_front_matter_reads_the_same_with_python_frontmatter(resolver: PathR
     text = Path(resolver.handoff_path("s1")).read_text()
     fast, body = handoff.split_front_matter(text)
     post = frontmatter.loads(text)
-    assert fast == post.metadata and body.strip() == post.content.strip()
+    assert fast == post.metadata
+    assert body.strip() == post.content.strip()
 
 
 def test_hand_written_yaml_front_matter_is_read(tmp_path: Path) -> None:
     text = "---\nsession_id: abc\nended: '2026-11-22T10:00:00Z'\ntags:\n  - a\n---\nbody\n"
     fields, body = handoff.split_front_matter(text)
-    assert fields == {"session_id": "abc", "ended": "2026-11-22T10:00:00Z", "tags": ["a"]} and body.strip() == "body"
+    assert fields == {"session_id": "abc", "ended": "2026-11-22T10:00:00Z", "tags": ["a"]}
+    assert body.strip() == "body"
 
 
 def test_unreadable_front_matter_is_treated_as_none() -> None:
     fields, body = handoff.split_front_matter("---\n: : [\n---\nbody\n")
-    assert fields == {} and "body" in body
+    assert fields == {}
+    assert "body" in body
 
 
 def test_handoff_is_bounded_and_reads_only_the_tail(resolver: PathResolver, monkeypatch) -> None:
@@ -104,7 +109,8 @@ def test_handoff_is_bounded_and_reads_only_the_tail(resolver: PathResolver, monk
     monkeypatch.setattr(fsutil, "open", counting_open, raising=False)
     text = render.handoff_text(resolver, read_meta(resolver.meta_path("s1")))
     assert len(text.encode()) <= handoff.MAX_HANDOFF_BYTES + 100
-    assert "the most recent note" in text and "notes: 1001" in text.replace('"', "")
+    assert "the most recent note" in text
+    assert "notes: 1001" in text.replace('"', "")
     assert sum(read) < 2 * 1024 * 1024  # the 30 MB file was not read whole
 
 
@@ -122,7 +128,8 @@ def test_hand_written_yaml_dates_do_not_break_publishing(resolver: PathResolver)
     Path(resolver.latest_handoff_path()).write_text("---\nsession_id: hand\nended: 2099-01-01 10:00:00\n---\nbody\n")
     assert not _publish(resolver, "s9", "2026-11-22T10:00:00Z")  # 2099 is newer; s9 joins its chain
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
-    assert fields["session_id"] == "hand" and fields["previous_sessions"] == ["s9"]
+    assert fields["session_id"] == "hand"
+    assert fields["previous_sessions"] == ["s9"]
 
 
 def test_an_unparsable_ended_never_pins_the_latest(resolver: PathResolver) -> None:
@@ -164,7 +171,9 @@ def test_secrets_never_reach_the_handoff(resolver: PathResolver) -> None:
     entries.put(_file(board, "context"), "auth", {"author": "main"}, f"Bearer {'q' * 30}")
     session.end(resolver, "s1", "other")
     text = Path(resolver.handoff_path("s1")).read_text()
-    assert secret not in text and "q" * 30 not in text and "[REDACTED]" in text
+    assert secret not in text
+    assert "q" * 30 not in text
+    assert "[REDACTED]" in text
 
 
 def _publish(resolver: PathResolver, session_id: str, ended: str) -> bool:
@@ -176,7 +185,8 @@ def test_latest_is_never_replaced_by_an_older_handoff(resolver: PathResolver) ->
     assert _publish(resolver, "new", "2026-11-22T10:00:05Z")
     assert not _publish(resolver, "old", "2026-11-22T10:00:01Z")
     fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
-    assert fields["session_id"] == "new" and "body of new" in body
+    assert fields["session_id"] == "new"
+    assert "body of new" in body
     assert fields["previous_sessions"] == ["old"]  # the late one stays reachable
 
 
@@ -185,7 +195,8 @@ def test_a_newer_handoff_replaces_and_links_the_older(resolver: PathResolver) ->
     _publish(resolver, "b", "2026-11-22T10:00:02Z")
     _publish(resolver, "c", "2026-11-22T10:00:03Z")
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
-    assert fields["session_id"] == "c" and fields["previous_sessions"] == ["b", "a"]
+    assert fields["session_id"] == "c"
+    assert fields["previous_sessions"] == ["b", "a"]
 
 
 @pytest.mark.parametrize("order", [("x", "y"), ("y", "x")], ids=["x-first", "y-first"])
@@ -193,4 +204,5 @@ def test_same_second_ties_resolve_the_same_whatever_the_order(resolver: PathReso
     for session_id in order:
         _publish(resolver, session_id, "2026-11-22T10:00:00Z")
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
-    assert fields["session_id"] == "y" and fields["previous_sessions"] == ["x"]
+    assert fields["session_id"] == "y"
+    assert fields["previous_sessions"] == ["x"]

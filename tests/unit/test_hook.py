@@ -21,4 +21,6 @@ def test_read_payload(raw: bytes, expected: dict) -> None:
 def test_main_returns_zero_for_an_unknown_event(capsys) -> None:
     assert main(["bogus"]) == 0
     captured = capsys.readouterr()
-    assert captured.out == "" and captured.err.count("\n") == 1 and "unknown hook event" in captured.err
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    assert "unknown hook event" in captured.err

@@ -29,7 +29,9 @@ FIELDS = {
 def test_new_meta_has_every_field(tmp_path: Path) -> None:
     meta = new_meta("s1", "acme", "widget", "2026-11-22T10:00:00Z", cwd="/w", git_branch="main", source="startup")
     assert set(meta) >= FIELDS
-    assert meta["status"] == "active" and meta["resumed_at"] == [] and meta["ended"] is None
+    assert meta["status"] == "active"
+    assert meta["resumed_at"] == []
+    assert meta["ended"] is None
     path = tmp_path / "_meta.json"
     write_meta(str(path), meta)
     assert json.loads(path.read_text()) == meta
@@ -43,7 +45,8 @@ def test_unknown_fields_survive_a_rewrite(tmp_path: Path) -> None:
     write_meta(str(path), meta)
     update_meta(str(path), lambda m: m.update(status="ended"))
     data = json.loads(path.read_text())
-    assert data["added_by_someone_else"] == {"keep": [1, 2]} and data["status"] == "ended"
+    assert data["added_by_someone_else"] == {"keep": [1, 2]}
+    assert data["status"] == "ended"
 
 
 def test_older_schema_is_upgraded(tmp_path: Path) -> None:
@@ -51,7 +54,9 @@ def test_older_schema_is_upgraded(tmp_path: Path) -> None:
     path.write_text(json.dumps({"session_id": "s0", "project": "p", "org": "o", "started": "2025-01-01T00:00:00Z"}))
     meta = read_meta(str(path))
     assert meta is not None
-    assert meta["schema_version"] == SCHEMA_VERSION and meta["status"] == "active" and meta["resumed_at"] == []
+    assert meta["schema_version"] == SCHEMA_VERSION
+    assert meta["status"] == "active"
+    assert meta["resumed_at"] == []
 
 
 def test_newer_schema_is_refused_with_a_fix(tmp_path: Path) -> None:
@@ -110,4 +115,6 @@ def test_read_modify_write_loses_nothing_across_processes(tmp_path: Path) -> Non
         p.join(60)
         assert p.exitcode == 0
     meta = read_meta(path)
-    assert meta is not None and len(meta["resumed_at"]) == 150 and len(set(meta["resumed_at"])) == 150
+    assert meta is not None
+    assert len(meta["resumed_at"]) == 150
+    assert len(set(meta["resumed_at"])) == 150

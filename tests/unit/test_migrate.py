@@ -73,8 +73,10 @@ def test_newest_legacy_note_seeds_the_latest_handoff(resolver: PathResolver) -> 
     _legacy(resolver)
     migrate.migrate_if_needed(resolver)
     fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
-    assert fields["session_id"] == "old-2" and fields["ended"] == "2026-02-01T00:00:00Z"
-    assert "newest entry" in body and "first entry" not in body
+    assert fields["session_id"] == "old-2"
+    assert fields["ended"] == "2026-02-01T00:00:00Z"
+    assert "newest entry" in body
+    assert "first entry" not in body
 
 
 def test_an_existing_handoff_is_not_replaced_by_the_seed(resolver: PathResolver) -> None:
@@ -113,7 +115,9 @@ def test_non_iso_legacy_times_count_as_oldest(resolver: PathResolver) -> None:
     (Path(resolver.project_dir) / "session-notes.md").write_text(notes)
     migrate.migrate_if_needed(resolver)
     fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
-    assert fields["session_id"] == "iso" and fields["ended"] == "2026-02-01T00:00:00Z" and "the newest" in body
+    assert fields["session_id"] == "iso"
+    assert fields["ended"] == "2026-02-01T00:00:00Z"
+    assert "the newest" in body
 
 
 def test_a_seed_without_a_time_has_no_ended_and_loses_to_any_session(resolver: PathResolver) -> None:

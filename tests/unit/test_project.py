@@ -47,7 +47,8 @@ def test_safe_segment(text: str, expected: str) -> None:
 
 def test_safe_segment_bounds_length_and_keeps_long_names_apart() -> None:
     a, b = safe_segment("x" * 300 + "a"), safe_segment("x" * 300 + "b")
-    assert len(a) <= 80 and a != b
+    assert len(a) <= 80
+    assert a != b
 
 
 def test_identify_git_project_with_remote(project: Path) -> None:
@@ -81,7 +82,8 @@ def test_two_unrelated_folders_with_one_name_never_share_a_board(tmp_path: Path)
     (tmp_path / "two" / "app").mkdir(parents=True)
     first, second = identify_project(str(tmp_path / "one" / "app")), identify_project(str(tmp_path / "two" / "app"))
     assert first.org == second.org == "local"
-    assert first.name.startswith("app-") and second.name.startswith("app-")
+    assert first.name.startswith("app-")
+    assert second.name.startswith("app-")
     assert first.name != second.name
     assert identify_project(str(tmp_path / "one" / "app")) == first  # stable
 
@@ -89,4 +91,6 @@ def test_two_unrelated_folders_with_one_name_never_share_a_board(tmp_path: Path)
 def test_git_repository_without_remote_is_local(tmp_path: Path) -> None:
     repo = make_git_project(tmp_path / "norem", remote=None)
     found = identify_project(str(repo))
-    assert found.org == "local" and found.name.startswith("norem-") and found.git_branch == "main"
+    assert found.org == "local"
+    assert found.name.startswith("norem-")
+    assert found.git_branch == "main"

@@ -23,10 +23,14 @@ def test_a_session_whose_process_is_gone_is_abandoned_and_handed_off(resolver: P
     entries.append(os.path.join(board, "active-tasks.md"), "t", {"status": "open"}, "unfinished business")
     assert recovery.recover(resolver, "new", {}) == ["old"]
     meta = read_meta(resolver.meta_path("old")) or {}
-    assert meta["status"] == "abandoned" and "process" in meta["end_reason"] and meta["ended"]
+    assert meta["status"] == "abandoned"
+    assert "process" in meta["end_reason"]
+    assert meta["ended"]
     assert "old" not in registry.active_session_ids(resolver)
     fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
-    assert fields["session_id"] == "old" and fields["status"] == "abandoned" and "unfinished business" in body
+    assert fields["session_id"] == "old"
+    assert fields["status"] == "abandoned"
+    assert "unfinished business" in body
 
 
 def test_a_running_session_is_left_alone(resolver: PathResolver) -> None:

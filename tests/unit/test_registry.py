@@ -26,7 +26,8 @@ def test_list_sessions_newest_first_and_tolerant_of_corrupt_meta(resolver: PathR
     listed = list_sessions(resolver)
     assert [e.session_id for e in listed if e.meta] == ["new", "mid", "old"]
     (bad,) = [e for e in listed if e.meta is None]
-    assert bad.session_id == "broken" and "corrupt" in (bad.error or "")
+    assert bad.session_id == "broken"
+    assert "corrupt" in (bad.error or "")
     assert [e.session_id for e in list_sessions(resolver, status="ended")] == ["mid", "old"]
 
 

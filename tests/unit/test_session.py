@@ -2,7 +2,7 @@ import json
 import os
 from pathlib import Path
 
-from blackboard import board, handoff, registry, session
+from blackboard import board, handoff, registry, render, session
 from blackboard.paths import PathResolver
 
 
@@ -14,8 +14,12 @@ def test_startup_creates_the_board(resolver: PathResolver) -> None:
     started = session.start(resolver, "s1", "startup", {"cwd": "/w", "transcript_path": "/t.jsonl"}, "4242")
     assert os.listdir(started.board_dir) == ["_meta.json"]  # the board files come with their first entry
     meta = _meta(resolver, "s1")
-    assert meta["status"] == "active" and meta["source"] == "startup" and meta["cwd"] == "/w"
-    assert meta["git_branch"] == "main" and meta["claude_pid"] == 4242 and not started.reopened
+    assert meta["status"] == "active"
+    assert meta["source"] == "startup"
+    assert meta["cwd"] == "/w"
+    assert meta["git_branch"] == "main"
+    assert meta["claude_pid"] == 4242
+    assert not started.reopened
     assert registry.active_session_ids(resolver) == ["s1"]
 
 
@@ -24,8 +28,11 @@ def test_resume_of_the_same_id_reopens(resolver: PathResolver) -> None:
     session.end(resolver, "s1", "prompt_input_exit")
     started = session.start(resolver, "s1", "resume", {})
     meta = _meta(resolver, "s1")
-    assert started.reopened and meta["status"] == "active" and meta["ended"] is None
-    assert len(meta["resumed_at"]) == 1 and registry.active_session_ids(resolver) == ["s1"]
+    assert started.reopened
+    assert meta["status"] == "active"
+    assert meta["ended"] is None
+    assert len(meta["resumed_at"]) == 1
+    assert registry.active_session_ids(resolver) == ["s1"]
 
 
 def test_resume_with_a_new_id_links_the_parent(resolver: PathResolver) -> None:
@@ -74,7 +81,9 @@ def test_compact_keeps_the_same_session(resolver: PathResolver) -> None:
     session.start(resolver, "s1", "startup", {})
     started = session.start(resolver, "s1", "compact", {})
     meta = _meta(resolver, "s1")
-    assert started.reopened and meta["resumed_at"] == [] and meta["status"] == "active"
+    assert started.reopened
+    assert meta["resumed_at"] == []
+    assert meta["status"] == "active"
 
 
 def test_checkpoint_refreshes_a_draft_and_never_ends(resolver: PathResolver) -> None:
@@ -90,10 +99,13 @@ def test_end_marks_ended_and_publishes(resolver: PathResolver) -> None:
     session.start(resolver, "s1", "startup", {})
     session.end(resolver, "s1", "logout")
     meta = _meta(resolver, "s1")
-    assert meta["status"] == "ended" and meta["end_reason"] == "logout" and meta["ended"]
+    assert meta["status"] == "ended"
+    assert meta["end_reason"] == "logout"
+    assert meta["ended"]
     assert registry.active_session_ids(resolver) == []
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
-    assert fields["session_id"] == "s1" and fields["status"] == "ended"
+    assert fields["session_id"] == "s1"
+    assert fields["status"] == "ended"
 
 
 def test_events_for_an_unknown_session_write_nothing(resolver: PathResolver) -> None:
@@ -107,7 +119,8 @@ def test_a_fork_links_the_session_it_came_from(resolver: PathResolver) -> None:
     session.end(resolver, "s1", "other")
     session.start(resolver, "s2", "fork", {})
     meta = _meta(resolver, "s2")
-    assert meta["source"] == "fork" and meta["parent_session_id"] == "s1"
+    assert meta["source"] == "fork"
+    assert meta["parent_session_id"] == "s1"
 
 
 def test_a_board_file_starts_with_its_header_and_first_entry(resolver: PathResolver) -> None:
@@ -117,3 +130,21 @@ def test_a_board_file_starts_with_its_header_and_first_entry(resolver: PathResol
     assert text.startswith("# Active tasks — session s1\n")
     assert "\n## t1\n" in text
     assert not (Path(started.board_dir) / "session-notes.md").exists()
+
+
+def test_a_stop_straddling_the_end_leaves_the_final_handoff(resolver: PathResolver, monkeypatch) -> None:
+    """Stop read the session active, then SessionEnd ran whole before Stop wrote its draft."""
+    session.start(resolver, "s1", "startup", {})
+    draft = render.handoff_text
+
+    def draft_then_end(resolver: PathResolver, meta: dict) -> str:
+        text = draft(resolver, meta)
+        if meta["status"] == "active":
+            monkeypatch.setattr(render, "handoff_text", draft)
+            session.end(resolver, "s1", "other")
+        return text
+
+    monkeypatch.setattr(render, "handoff_text", draft_then_end)
+    session.checkpoint(resolver, "s1")
+    fields, _ = handoff.read_handoff(resolver.handoff_path("s1")) or ({}, "")
+    assert fields["status"] == "ended"
