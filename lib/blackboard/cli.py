@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import click
 
@@ -22,16 +22,82 @@ from .meta import STATUSES
 from .paths import PathResolver
 from .registry import SessionEntry
 
-JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+WORD_OPTION = r"--?[A-Za-z][-A-Za-z0-9_]*(=.*)?"  # what reads as an option; any other word is text
+
+
+def _remember(ctx: click.Context, param: click.Parameter, value: object) -> None:
+    """Keep a global option in the root context, given before the subcommand or after it."""
+    obj = ctx.find_root().ensure_object(dict)
+    if value not in (None, False) or param.name not in obj:
+        obj[param.name] = value
+
+
+def GLOBAL(function: Callable[..., Any]) -> Callable[..., Any]:  # noqa: N802 - used as a decorator
+    """``--session``, ``--author``, ``--json`` and ``--debug``, on the group and on every command."""
+    options = [
+        click.option(
+            "--session", metavar="ID", help="Session to use (default: $BLACKBOARD_SESSION_ID, then the latest)."
+        ),
+        click.option("--author", metavar="NAME", help="Who is writing (default: $BLACKBOARD_AGENT, else main)."),
+        click.option("--json", is_flag=True, help="Print JSON instead of text."),
+        click.option("--debug", is_flag=True, help="Show tracebacks."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    for param in function.__click_params__:  # type: ignore[attr-defined]
+        if param.name in ("session", "author", "json", "debug"):
+            param.expose_value, param.callback = False, _remember
+    return function
+
+
+class _Command(click.Command):
+    """Options anywhere among the words; a word that starts with '-' but is no option is text.
+
+    ``blackboard note "- fixed the flaky test" --json`` writes the note and prints JSON.
+    """
+
+    def parse_args(self, ctx: click.Context, args: List[str]) -> List[str]:
+        return super().parse_args(ctx, _options_first(self, ctx, args))
+
+
+def _options_first(command: click.Command, ctx: click.Context, args: List[str]) -> List[str]:
+    """``args`` with every option (and its value) first, then ``--`` and the words, in order."""
+    import itertools
+    import re
+
+    valued = {
+        name
+        for param in command.get_params(ctx)
+        if isinstance(param, click.Option) and not param.is_flag
+        for name in param.opts
+    }
+    options: List[str] = []
+    words: List[str] = []
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--":
+            words += rest
+        elif re.fullmatch(WORD_OPTION, arg, re.DOTALL):
+            options += [arg, *itertools.islice(rest, 1 if arg in valued else 0)]
+        else:
+            words.append(arg)
+    return options + ["--"] + words if words else options
+
+
 EXPECTED, USAGE, BUG, INTERRUPTED = 1, 2, 3, 130
 
 
 def _board(ctx: click.Context) -> Board:
-    return locate(os.environ, os.getcwd(), ctx.obj["session"])
+    return locate(os.environ, os.getcwd(), _options().get("session"))
 
 
 def _author(ctx: click.Context) -> str:
-    return settings.author(ctx.obj["author"])
+    return settings.author(_options().get("author"))
+
+
+def _options() -> Dict[str, Any]:
+    """The global options, wherever on the command line they were given."""
+    return click.get_current_context().find_root().ensure_object(dict)
 
 
 def _here() -> PathResolver:
@@ -44,8 +110,8 @@ def _resolvers(all_projects: bool) -> List[PathResolver]:
     return every_project(settings.root()) if all_projects else [_here()]
 
 
-def _emit(data: Any, as_json: bool, text: str) -> None:
-    if as_json:
+def _emit(data: Any, text: str) -> None:
+    if _options().get("json"):
         import json
 
         text = json.dumps(data, indent=2, ensure_ascii=False)
@@ -61,29 +127,53 @@ def _warn(problems: List[str], name: str) -> None:
         click.echo(f"blackboard: warning: {name} {problem} (block skipped; fix it by hand)", err=True)
 
 
-def _value(value: str) -> str:
-    return click.get_text_stream("stdin").read() if value == "-" else value
+FILE = click.option(
+    "--file", "path", metavar="PATH", help="Read the text from a file ('-' for stdin) instead of the command line."
+)
+
+
+def _text(words: Sequence[str], path: Optional[str]) -> str:
+    """The text of a note, task or value: the words, or ``--file`` (``-`` is stdin); never both."""
+    if path is not None and words:
+        raise click.UsageError("give the text or --file, not both")
+    if path is None and not words:
+        raise click.UsageError("give the text, or --file PATH ('-' for stdin)")
+    if path is None and list(words) != ["-"]:
+        return " ".join(words)
+    limit = settings.max_value_chars() + 1  # enough to say it is too long, never the whole of a huge file
+    if path is None or path == "-":
+        return click.get_text_stream("stdin").read(limit)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(limit)
+    except OSError as exc:
+        raise BlackboardError(f"cannot read --file {path}: {exc.strerror}") from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--session", metavar="ID", help="Session to use (default: $BLACKBOARD_SESSION_ID, then the latest).")
-@click.option("--author", metavar="NAME", help="Who is writing (default: $BLACKBOARD_AGENT, else main).")
-@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@GLOBAL
 @click.pass_context
-def cli(ctx: click.Context, session: Optional[str], author: Optional[str], debug: bool) -> None:
-    """A per-session blackboard for Claude Code agents: notes, tasks with claims, shared context."""
-    ctx.ensure_object(dict).update(session=session, author=author, debug=debug)
+def cli(ctx: click.Context) -> None:
+    """A per-session blackboard for Claude Code agents: notes, tasks with claims, shared context.
+
+    --session, --author, --json and --debug go before the command or after it.
+    """
+    ctx.ensure_object(dict)
+
+
+cli.command_class = _Command
 
 
 @cli.command()
-@click.argument("text", nargs=-1, required=True)
-@JSON
+@click.argument("text", nargs=-1)
+@FILE
+@GLOBAL
 @click.pass_context
-def note(ctx: click.Context, text: Sequence[str], as_json: bool) -> None:
+def note(ctx: click.Context, text: Sequence[str], path: Optional[str]) -> None:
     """Append a note (a decision, a finding) to session-notes.md. TEXT '-' reads stdin."""
     board = _board(ctx)
-    note_id = board.note(_value(" ".join(text)), _author(ctx))
-    _emit({"id": note_id, "session_id": board.session_id}, as_json, note_id)
+    note_id = board.note(_text(text, path), _author(ctx))
+    _emit({"id": note_id, "session_id": board.session_id}, note_id)
     _capacity(board)
 
 
@@ -92,48 +182,52 @@ def task() -> None:
     """Tasks in active-tasks.md: add, claim, done, list."""
 
 
+task.command_class = _Command
+
+
 @task.command("add")
-@click.argument("text", nargs=-1, required=True)
-@JSON
+@click.argument("text", nargs=-1)
+@FILE
+@GLOBAL
 @click.pass_context
-def task_add(ctx: click.Context, text: Sequence[str], as_json: bool) -> None:
-    """Add an open task; prints its id."""
+def task_add(ctx: click.Context, text: Sequence[str], path: Optional[str]) -> None:
+    """Add an open task; prints its id. TEXT '-' reads stdin."""
     board = _board(ctx)
-    task_id = board.add_task(_value(" ".join(text)), _author(ctx))
-    _emit({"id": task_id, "session_id": board.session_id}, as_json, task_id)
+    task_id = board.add_task(_text(text, path), _author(ctx))
+    _emit({"id": task_id, "session_id": board.session_id}, task_id)
 
 
 @task.command("claim")
 @click.argument("task_id")
-@JSON
+@GLOBAL
 @click.pass_context
-def task_claim(ctx: click.Context, task_id: str, as_json: bool) -> None:
+def task_claim(ctx: click.Context, task_id: str) -> None:
     """Claim a task before working on it; fails if someone else has it."""
     claimed = _board(ctx).claim_task(task_id, _author(ctx))
-    _emit(_entry(claimed), as_json, f"claimed {claimed.id}: {claimed.body}")
+    _emit(_entry(claimed), f"claimed {claimed.id}: {claimed.body}")
 
 
 @task.command("done")
 @click.argument("task_id")
-@JSON
+@GLOBAL
 @click.pass_context
-def task_done(ctx: click.Context, task_id: str, as_json: bool) -> None:
+def task_done(ctx: click.Context, task_id: str) -> None:
     """Mark a task done."""
     finished = _board(ctx).finish_task(task_id, _author(ctx))
-    _emit(_entry(finished), as_json, f"done {finished.id}: {finished.body}")
+    _emit(_entry(finished), f"done {finished.id}: {finished.body}")
 
 
 @task.command("list")
 @click.option("--all", "show_all", is_flag=True, help="Include done tasks.")
-@JSON
+@GLOBAL
 @click.pass_context
-def task_list(ctx: click.Context, show_all: bool, as_json: bool) -> None:
+def task_list(ctx: click.Context, show_all: bool) -> None:
     """List open and claimed tasks (all with --all)."""
     board = _board(ctx)
     tasks, problems = board.entries("tasks")
     shown = [t for t in tasks if show_all or t.fields.get("status") != "done"]
     lines = [_task_line(t) for t in shown] or ["(no tasks)"]
-    _emit({"session_id": board.session_id, "tasks": [_entry(t) for t in shown]}, as_json, "\n".join(lines))
+    _emit({"session_id": board.session_id, "tasks": [_entry(t) for t in shown]}, "\n".join(lines))
     _warn(problems, "active-tasks.md")
 
 
@@ -146,46 +240,47 @@ def _task_line(task: Entry) -> str:
 
 @cli.command()
 @click.argument("key")
-@click.argument("value")
+@click.argument("value", nargs=-1)
 @click.option("--replace", is_flag=True, help="Overwrite an existing key.")
-@JSON
+@FILE
+@GLOBAL
 @click.pass_context
-def post(ctx: click.Context, key: str, value: str, replace: bool, as_json: bool) -> None:
+def post(ctx: click.Context, key: str, value: Sequence[str], replace: bool, path: Optional[str]) -> None:
     """Post VALUE under KEY in shared-context.md for other agents. VALUE '-' reads stdin."""
     board = _board(ctx)
-    board.post(key, _value(value), _author(ctx), replace)
-    _emit({"key": key, "session_id": board.session_id}, as_json, key)
+    board.post(key, _text(value, path), _author(ctx), replace)
+    _emit({"key": key, "session_id": board.session_id}, key)
 
 
 @cli.command()
 @click.argument("key")
-@JSON
+@GLOBAL
 @click.pass_context
-def read(ctx: click.Context, key: str, as_json: bool) -> None:
+def read(ctx: click.Context, key: str) -> None:
     """Print the value posted under KEY."""
     entry = _board(ctx).read(key)
-    _emit(_entry(entry), as_json, entry.body)
+    _emit(_entry(entry), entry.body)
 
 
 @cli.command("claim")
 @click.argument("key")
-@JSON
+@GLOBAL
 @click.pass_context
-def claim_key(ctx: click.Context, key: str, as_json: bool) -> None:
+def claim_key(ctx: click.Context, key: str) -> None:
     """Read and remove KEY; exactly one claimant gets it."""
     entry = _board(ctx).claim_key(key)
-    _emit(_entry(entry), as_json, entry.body)
+    _emit(_entry(entry), entry.body)
 
 
 @cli.command("list")
-@JSON
+@GLOBAL
 @click.pass_context
-def list_keys(ctx: click.Context, as_json: bool) -> None:
+def list_keys(ctx: click.Context) -> None:
     """List the keys in shared-context.md."""
     board = _board(ctx)
     items, problems = board.entries("context")
     lines = [f"{e.id:<24} {e.fields.get('author', '?'):<14} {_first_line(e.body)}" for e in items] or ["(no keys)"]
-    _emit({"session_id": board.session_id, "entries": [_entry(e) for e in items]}, as_json, "\n".join(lines))
+    _emit({"session_id": board.session_id, "entries": [_entry(e) for e in items]}, "\n".join(lines))
     _warn(problems, "shared-context.md")
 
 
@@ -197,8 +292,8 @@ def _first_line(text: str, width: int = 60) -> str:
 @cli.command()
 @click.option("--all-projects", is_flag=True, help="Every project under the root, not just this one.")
 @click.option("--status", type=click.Choice(STATUSES), help="Only sessions in this state.")
-@JSON
-def sessions(all_projects: bool, status: Optional[str], as_json: bool) -> None:
+@GLOBAL
+def sessions(all_projects: bool, status: Optional[str]) -> None:
     """List sessions, newest first."""
     from .registry import list_sessions
 
@@ -210,7 +305,7 @@ def sessions(all_projects: bool, status: Optional[str], as_json: bool) -> None:
         for r in rows
     ]
     header = f"{'SESSION':<38} {'STATUS':<9} {'STARTED':<20} {'ENDED':<20} PROJECT"
-    _emit(rows, as_json, "\n".join([header] + lines) if rows else "(no sessions)")
+    _emit(rows, "\n".join([header] + lines) if rows else "(no sessions)")
     for row in rows:
         if row["error"]:
             click.echo(f"blackboard: warning: {row['error']}", err=True)
@@ -234,14 +329,14 @@ def _session_row(resolver: PathResolver, entry: SessionEntry) -> Dict[str, Any]:
 
 @cli.command()
 @click.argument("session_id", required=False)
-@JSON
+@GLOBAL
 @click.pass_context
-def show(ctx: click.Context, session_id: Optional[str], as_json: bool) -> None:
+def show(ctx: click.Context, session_id: Optional[str]) -> None:
     """Show one session's board (default: the current session)."""
     from . import render
 
     if session_id:
-        ctx.obj["session"] = session_id
+        _options()["session"] = session_id
     board = _board(ctx)
     meta = board.meta()
     tasks, task_problems = board.entries("tasks")
@@ -261,15 +356,15 @@ def show(ctx: click.Context, session_id: Optional[str], as_json: bool) -> None:
         f"started {meta.get('started')}, last activity {meta.get('last_activity')}, "
         f"branch {meta.get('git_branch') or '?'}\nboard: {board.directory}\n"
     )
-    _emit(data, as_json, head + "\n" + render.render_sections(state, ("open", "done", "context", "notes")))
+    _emit(data, head + "\n" + render.render_sections(state, ("open", "done", "context", "notes")))
     _warn(task_problems, "active-tasks.md")
     _warn(context_problems, "shared-context.md")
 
 
 @cli.command("handoff")
 @click.argument("session_id", required=False)
-@JSON
-def handoff_command(session_id: Optional[str], as_json: bool) -> None:
+@GLOBAL
+def handoff_command(session_id: Optional[str]) -> None:
     """Print this project's latest handoff, or the one a given session left."""
     from . import handoff
     from .fsutil import read_text
@@ -280,13 +375,13 @@ def handoff_command(session_id: Optional[str], as_json: bool) -> None:
     if not text:
         raise BlackboardError(f"no handoff at {path}; a session writes one when it ends")
     fields, body = handoff.split_front_matter(text)
-    _emit({"path": path, "fields": fields, "body": body}, as_json, text.rstrip())
+    _emit({"path": path, "fields": fields, "body": body}, text.rstrip())
 
 
 @cli.command()
 @click.option("--dry-run", is_flag=True, help="Only show what would move.")
-@JSON
-def migrate(dry_run: bool, as_json: bool) -> None:
+@GLOBAL
+def migrate(dry_run: bool) -> None:
     """Move old flat blackboard files into _legacy/ (SessionStart does this by itself)."""
     from . import migrate as migration
 
@@ -295,7 +390,7 @@ def migrate(dry_run: bool, as_json: bool) -> None:
     rows = [{"source": m.source, "destination": m.destination, "size": m.size} for m in moves]
     verb = "would move" if dry_run else "moved"
     lines = [f"{verb} {r['source']} -> {r['destination']} ({r['size']} bytes)" for r in rows]
-    _emit({"dry_run": dry_run, "moves": rows}, as_json, "\n".join(lines) or "nothing to migrate")
+    _emit({"dry_run": dry_run, "moves": rows}, "\n".join(lines) or "nothing to migrate")
 
 
 @cli.command()
@@ -306,8 +401,8 @@ def migrate(dry_run: bool, as_json: bool) -> None:
 @click.option("--all-projects", is_flag=True, help="Every project under the root, not just this one.")
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed and the bytes freed.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@JSON
-def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: bool, as_json: bool) -> None:
+@GLOBAL
+def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: bool) -> None:
     """Remove ended and abandoned sessions older than AGE, keeping the newest N per project.
 
     Asks first; without a terminal to ask on and without --yes it only shows what would go.
@@ -352,7 +447,7 @@ def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: 
         for c in removed
     ]
     lines.append(f"{verb} {len(rows)} sessions, {_bytes(freed)}")
-    _emit({"dry_run": dry_run, "sessions": rows, "bytes": freed, "skipped": skipped}, as_json, "\n".join(lines))
+    _emit({"dry_run": dry_run, "sessions": rows, "bytes": freed, "skipped": skipped}, "\n".join(lines))
     for line in skipped:
         click.echo(f"blackboard: warning: skipped {line}", err=True)
 
@@ -377,8 +472,8 @@ def _bytes(size: int) -> str:
 @click.option(
     "--fix", "repair", is_flag=True, help="Do the safe fixes (set damaged files aside, abandon stuck sessions)."
 )
-@JSON
-def doctor(repair: bool, as_json: bool) -> None:
+@GLOBAL
+def doctor(repair: bool) -> None:
     """Check the root, every session's metadata, handoffs, leftover files and the environment."""
     from . import doctor as checks
 
@@ -387,15 +482,15 @@ def doctor(repair: bool, as_json: bool) -> None:
     open_problems = [f for f in findings if not f.fixed]
     lines = [f"{'fixed' if f.fixed else 'problem'}: {f.problem}\n  fix: {f.fix}" for f in findings]
     lines.append(f"{len(open_problems)} problem(s) left under {root}" if findings else f"all good under {root}")
-    _emit({"root": root, "findings": [f._asdict() for f in findings]}, as_json, "\n".join(lines))
+    _emit({"root": root, "findings": [f._asdict() for f in findings]}, "\n".join(lines))
     if open_problems:
         raise click.exceptions.Exit(EXPECTED)
 
 
 @cli.command()
-@JSON
+@GLOBAL
 @click.pass_context
-def where(ctx: click.Context, as_json: bool) -> None:
+def where(ctx: click.Context) -> None:
     """Show the paths blackboard resolves, and why."""
     resolver = _here()
     root_from = settings.root_source() or "the default"
@@ -413,7 +508,7 @@ def where(ctx: click.Context, as_json: bool) -> None:
     except BlackboardError as exc:
         data.update(session_id=None, session_from=str(exc), board_dir=None)
     lines = [f"{key:<13} {value}" for key, value in data.items()]
-    _emit(data, as_json, "\n".join(lines))
+    _emit(data, "\n".join(lines))
 
 
 def _capacity(board: Board) -> None:

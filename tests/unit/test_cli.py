@@ -292,3 +292,48 @@ def test_debug_prints_the_traceback_of_a_bug(bb, monkeypatch) -> None:
     code, _, err = bb("--debug", "note", "a")
     assert code == 3
     assert "Traceback" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["--author", "w1", "--json", "note", "hello"], id="before"),
+        pytest.param(["note", "hello", "--author", "w1", "--json"], id="after"),
+        pytest.param(["note", "--json", "hello", "--author", "w1"], id="among-the-words"),
+        pytest.param(["--json", "note", "--author=w1", "hello"], id="equals-form"),
+    ],
+)
+def test_global_options_go_before_or_after_the_command(bb, resolver: PathResolver, args: List[str]) -> None:
+    assert json.loads(ok(bb(*args))) == {"id": "n1", "session_id": "s1"}
+    notes = (Path(resolver.get_session_blackboard_dir("s1")) / "session-notes.md").read_text()
+    assert "- author: w1\n" in notes
+    assert notes.rstrip().endswith("hello")
+
+
+@pytest.mark.parametrize(
+    ("args", "stored"),
+    [
+        pytest.param(["note", "- fixed the flaky test"], "- fixed the flaky test", id="dash-and-space"),
+        pytest.param(["note", "-5 degrees outside"], "-5 degrees outside", id="negative-number"),
+        pytest.param(["note", "--", "--fix is a doctor option"], "--fix is a doctor option", id="after-double-dash"),
+        pytest.param(["note", "--json", "--", "--json"], "--json", id="option-then-text"),
+    ],
+)
+def test_text_that_starts_with_a_dash(bb, args: List[str], stored: str) -> None:
+    ok(bb(*args))
+    assert json.loads(ok(bb("show", "--json")))["notes"][-1]["text"] == stored
+
+
+def test_an_unknown_option_is_still_an_error(bb) -> None:
+    fails(bb("note", "--autor", "w1", "hello"), "No such option", status=2)
+
+
+def test_values_from_a_file_or_stdin(bb, tmp_path: Path) -> None:
+    value = tmp_path / "schema.md"
+    value.write_text("# Schema\n\n- id: int\n$(not run) `nor this`\n")
+    ok(bb("post", "schema", "--file", str(value)))
+    assert ok(bb("read", "schema")) == value.read_text().rstrip("\n") + "\n"
+    ok(bb("task", "add", "--file", "-", stdin="from stdin\nline two"))
+    assert json.loads(ok(bb("task", "list", "--json")))["tasks"][-1]["text"] == "from stdin\nline two"
+    fails(bb("post", "other", "words", "--file", str(value)), "not both", status=2)
+    fails(bb("note", "--file", str(tmp_path / "missing.md")), "cannot read --file")
