@@ -24,8 +24,8 @@ def hook_argv(event: str) -> List[str]:
     ``${CLAUDE_PLUGIN_ROOT}`` is replaced as Claude Code replaces it in the exec form.
     """
     config = json.loads((REPO / "hooks" / "hooks.json").read_text())
-    (hook,) = [h for group in config["hooks"][event] for h in group["hooks"]]
-    return [part.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for part in [hook["command"], *hook["args"]]]
+    (argv,) = {(h["command"], *h["args"]) for group in config["hooks"][event] for h in group["hooks"]}
+    return [part.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for part in argv]
 
 
 class HookResult:

@@ -15,14 +15,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import click
 
 from . import settings
+from .approve import OPTION
 from .board import Board, locate
 from .entries import Entry
 from .errors import BlackboardError
 from .meta import STATUSES
 from .paths import PathResolver
 from .registry import SessionEntry
-
-WORD_OPTION = r"--?[A-Za-z][-A-Za-z0-9_]*(=.*)?"  # what reads as an option; any other word is text
 
 
 def _remember(ctx: click.Context, param: click.Parameter, value: object) -> None:
@@ -77,7 +76,7 @@ def _options_first(command: click.Command, ctx: click.Context, args: List[str]) 
     for arg in rest:
         if arg == "--":
             words += rest
-        elif re.fullmatch(WORD_OPTION, arg, re.DOTALL):
+        elif re.fullmatch(OPTION, arg, re.DOTALL):
             options += [arg, *itertools.islice(rest, 1 if arg in valued else 0)]
         else:
             words.append(arg)

@@ -16,7 +16,7 @@ from .errors import BlackboardError
 from .ids import optional_str
 from .paths import PathResolver
 
-EVENTS = ("session-start", "session-end", "stop", "pre-compact")
+EVENTS = ("session-start", "session-end", "stop", "pre-compact", "pre-tool-use")
 MAX_STDIN = 1 << 20
 
 
@@ -36,6 +36,8 @@ def read_payload(raw: bytes) -> dict[str, object]:
 
 def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> str | None:
     """Do what ``event`` means; returns the JSON to print, if any."""
+    if event == "pre-tool-use":
+        return _pre_tool_use(payload, environ)
     from . import session
     from .ids import resolve_session_id
     from .registry import find_owner
@@ -54,6 +56,22 @@ def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> s
     elif event == "session-end":
         session.end(resolver, session_id, (optional_str(payload.get("reason")) or "other")[:64])
     return None
+
+
+def _pre_tool_use(payload: dict[str, object], environ: Mapping[str, str]) -> str | None:
+    """Approve a plain board command (``approve.decision``); say nothing about anything else."""
+    from .approve import decision
+    from .environment import PLUGIN_ROOT
+
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if payload.get("tool_name") != "Bash" or not settings.auto_allow(environ):
+        return None
+    if not decision(command, payload.get("cwd"), PLUGIN_ROOT, payload.get("session_id")):
+        return None
+    reason = "blackboard: a board command that only reads or writes this session's own board"
+    output = {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": reason}
+    return json.dumps({"hookSpecificOutput": output})
 
 
 def _usable_path(value: object) -> str | None:

@@ -60,6 +60,11 @@ def abandon_after(environ: Mapping[str, str] = os.environ) -> float:
         return DEFAULT_ABANDON_AFTER
 
 
+def auto_allow(environ: Mapping[str, str] = os.environ) -> bool:
+    """``$BLACKBOARD_AUTO_ALLOW``: approve plain board commands without asking (default on; ``0`` turns it off)."""
+    return environ.get("BLACKBOARD_AUTO_ALLOW", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
 def author(explicit: str | None, environ: Mapping[str, str] = os.environ) -> str:
     """Who writes: ``--author``, else ``$BLACKBOARD_AGENT``, else ``main``."""
     return explicit or environ.get("BLACKBOARD_AGENT") or "main"

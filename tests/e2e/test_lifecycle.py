@@ -60,7 +60,7 @@ def _end_session_with_task(run_claude: ClaudeRunner, model: ModelServer, cwd: Pa
     """A whole `claude -p` session that adds ``task`` to its board; returns its session id."""
     first = len(model.main_requests)
     model.add(bash(f'blackboard task add "{task}"'), text("added"))
-    result = run_claude(["-p", "add a task", "--allowedTools", "Bash"], cwd=cwd, model=model)
+    result = run_claude(["-p", "add a task"], cwd=cwd, model=model)
     _ok(result, model)
     requests = model.main_requests[first:]
     (tool_result,) = requests[1].tool_results()
@@ -91,9 +91,9 @@ def test_continue_reopens_the_same_session_and_reinjects_its_board(
     run_claude: ClaudeRunner, model: ModelServer, project: Path, root: Path
 ) -> None:
     earlier = _end_session_with_task(run_claude, model, project, "carry me over")
-    model.add(bash('cat "$BLACKBOARD_DIR/_meta.json"'), text("two done"))
+    model.add(bash("blackboard show --json"), text("two done"))
 
-    result = run_claude(["-p", "two", "--continue", "--allowedTools", "Bash"], cwd=project, model=model)
+    result = run_claude(["-p", "two", "--continue"], cwd=project, model=model)
 
     _ok(result, model)
     assert result.stdout.strip() == "two done"
@@ -106,7 +106,7 @@ def test_continue_reopens_the_same_session_and_reinjects_its_board(
     assert "carry me over" in fresh, fresh[:3000]
 
     (tool_result,) = after_tool.tool_results()
-    during = json.loads(tool_result["text"])
+    during = json.loads(tool_result["text"])["meta"]
     assert during["session_id"] == earlier
     assert during["status"] == "active", during
     assert during["ended"] is None, during
@@ -248,7 +248,7 @@ def test_a_subagent_writes_to_the_same_sessions_board(
         text("main done"),  # main, after the Agent tool result
     )
 
-    result = run_claude(["-p", "delegate", "--allowedTools", "Bash"], cwd=project, model=model)
+    result = run_claude(["-p", "delegate"], cwd=project, model=model)
 
     _ok(result, model)
     assert result.stdout.strip() == "main done"

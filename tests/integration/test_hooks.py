@@ -240,3 +240,40 @@ def test_on_the_machines_python_without_dependencies_the_lifecycle_still_works(p
     assert hook("session-end", end_payload("s1", project)).stderr == b""
     assert _meta(root, "s1")["status"] == "ended"
     assert (board / "handoff" / "latest-handoff.md").read_text().count('session_id: "s1"') == 1
+
+
+def _pre_tool_use(command: str, cwd: Path, session_id: str = "s1") -> dict:
+    return {
+        "session_id": session_id,
+        "cwd": str(cwd),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "a board command"},
+    }
+
+
+def test_pre_tool_use_approves_a_plain_board_command(run_hook, project: Path) -> None:
+    result = run_hook("PreToolUse", _pre_tool_use("blackboard note 'found the bug'", project))
+    assert result.returncode == 0
+    assert result.stderr == b""
+    decision = json.loads(result.stdout)["hookSpecificOutput"]
+    assert decision["hookEventName"] == "PreToolUse"
+    assert decision["permissionDecision"] == "allow"
+
+
+@pytest.mark.parametrize(
+    ("payload", "env"),
+    [
+        pytest.param(_pre_tool_use("blackboard note a; touch x", Path("/")), {}, id="compound"),
+        pytest.param(_pre_tool_use("blackboard cleanup --yes", Path("/")), {}, id="deletes"),
+        pytest.param(_pre_tool_use("blackboard note a", Path("/")), {"BLACKBOARD_AUTO_ALLOW": "0"}, id="turned-off"),
+        pytest.param(dict(_pre_tool_use("blackboard note a", Path("/")), tool_name="Write"), {}, id="not-bash"),
+        pytest.param({"tool_name": "Bash", "tool_input": "blackboard note a"}, {}, id="input-not-an-object"),
+        pytest.param({}, {}, id="empty-payload"),
+    ],
+)
+def test_pre_tool_use_says_nothing_about_anything_else(run_hook, payload: dict, env: dict) -> None:
+    result = run_hook("PreToolUse", payload, env=env)
+    assert result.returncode == 0
+    assert result.stdout == b""
+    assert result.stderr == b""

@@ -1,0 +1,131 @@
+"""Which Bash commands the PreToolUse hook approves: one plain ``blackboard`` board command, nothing else.
+
+``blackboard note 'parser: state machine'`` is approved; ``blackboard note a; touch x``,
+``FOO=1 blackboard note a``, ``blackboard note $(cat f)`` and ``blackboard cleanup --yes``
+are not (no decision: Claude Code's own rules apply). docs/adr/0014-approving-board-commands.md
+gives the threat model.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+OPTION = r"--?[A-Za-z][-A-Za-z0-9_]*(=.*)?"  # how the CLI tells an option from a word (cli._Command)
+VALUED = {"--session", "--author", "--file", "--older-than", "--keep", "--status"}  # options that take a value
+
+# Outside quotes, each of these makes bash do something other than pass a literal word:
+# separators and pipes, redirections, expansions, globs, groups, comments, escapes.
+UNQUOTED_SPECIAL = frozenset(";&|<>()$`\\*?[]{}~#!\n\r")
+# Inside double quotes bash still expands these; a backslash is left to single quotes too.
+DOUBLE_QUOTED_SPECIAL = frozenset("$`\\\n\r")
+# Inside single quotes everything is literal, but a newline would split the command for
+# anyone reading it line by line, Claude Code's own rule matching included.
+SINGLE_QUOTED_SPECIAL = frozenset("\n\r")
+
+READ_ONLY = {"list", "read", "show", "sessions", "handoff", "where"}
+WRITES_OWN_BOARD = {"note", "task", "post", "claim"}
+TEXT_FILE_COMMANDS = {"note", "post", "task"}
+
+
+def decision(command: object, cwd: object, plugin_root: str, session_id: object = None) -> bool:
+    """True when ``command`` is one plain invocation of the plugin's ``blackboard`` that may run unasked.
+
+    ``cwd`` and ``session_id`` are the session's (from the hook's stdin): a ``--file`` must lie
+    inside the one, and a ``--session`` must name the other.
+    """
+    if not isinstance(command, str) or not _literal_words_only(command):
+        return False
+    import shlex
+
+    try:
+        words = shlex.split(command, posix=True)
+    except ValueError:  # an unterminated quote
+        return False
+    if not words or not _is_our_blackboard(words[0], plugin_root):
+        return False
+    session = session_id if isinstance(session_id, str) else None
+    return _approved_arguments(words[1:], cwd if isinstance(cwd, str) else None, session)
+
+
+def _literal_words_only(command: str) -> bool:
+    """Whether bash would read ``command`` as plain words: quotes close, nothing expands or chains."""
+    quote = ""
+    for char in command:
+        if quote == "'":
+            if char == "'":
+                quote = ""
+            elif char in SINGLE_QUOTED_SPECIAL:
+                return False
+        elif quote == '"':
+            if char == '"':
+                quote = ""
+            elif char in DOUBLE_QUOTED_SPECIAL:
+                return False
+        elif char in "'\"":
+            quote = char
+        elif char in UNQUOTED_SPECIAL or (not char.isprintable() and char not in " \t"):
+            return False
+    return quote == ""
+
+
+def _is_our_blackboard(program: str, plugin_root: str) -> bool:
+    """``blackboard`` itself (the plugin's ``bin/`` is on the Bash tool's PATH), or this plugin's own path to it."""
+    if program == "blackboard":
+        return True
+    if not os.path.isabs(program):
+        return False
+    roots = {plugin_root, os.path.realpath(plugin_root)}
+    return os.path.normpath(program) in {os.path.join(os.path.normpath(root), "bin", "blackboard") for root in roots}
+
+
+def _approved_arguments(args: list[str], cwd: str | None, session_id: str | None) -> bool:
+    """Whether the subcommand and its options only touch the session's own board or only read."""
+    words, options = _split(args)
+    if words is None or not words:
+        return False
+    if any(name == "--session" and value != session_id for name, value in options):
+        return False  # another session's board is for a person to write to
+    command = words[0]
+    if command in READ_ONLY or command in WRITES_OWN_BOARD:
+        files = [value for name, value in options if name == "--file"]
+        return all(_inside(path, cwd) for path in files) and (command in TEXT_FILE_COMMANDS or not files)
+    if command == "doctor":
+        return "--fix" not in {name for name, _ in options}
+    if command == "cleanup":
+        return "--dry-run" in {name for name, _ in options}
+    if command == "sync":
+        return words[1:] == ["status"]
+    return False
+
+
+def _split(args: list[str]) -> tuple[list[str] | None, list[tuple[str, str | None]]]:
+    """The words (subcommand and arguments) and the options, read as the CLI reads them; None if unreadable."""
+    words: list[str] = []
+    options: list[tuple[str, str | None]] = []
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--":
+            words += rest
+        elif re.fullmatch(OPTION, arg, re.DOTALL):
+            name, equals, value = arg.partition("=")
+            if not equals and name in VALUED:
+                following = next(rest, None)
+                if following is None:
+                    return None, options
+                value = following
+            options.append((name, value if equals or name in VALUED else None))
+        else:
+            words.append(arg)
+    return words, options
+
+
+def _inside(path: str | None, cwd: str | None) -> bool:
+    """Whether a ``--file`` is stdin or lies inside the session's working directory (links resolved)."""
+    if path == "-":
+        return True
+    if not path or not cwd:
+        return False
+    real_cwd = os.path.realpath(cwd)
+    real = os.path.realpath(os.path.join(cwd, path))
+    return real.startswith(real_cwd + os.sep)

@@ -1,0 +1,121 @@
+"""The approval rule of the PreToolUse hook: plain board commands run unasked; nothing else is decided."""
+
+from pathlib import Path
+
+import pytest
+
+from blackboard.approve import decision
+from helpers import REPO
+
+PLUGIN = str(REPO)
+OUR_PATH = f"{PLUGIN}/bin/blackboard"
+
+APPROVED = [
+    pytest.param("blackboard note 'decided: the parser is a state machine'", id="note-single-quoted"),
+    pytest.param('blackboard note "found it: the cache is never invalidated"', id="note-double-quoted"),
+    pytest.param("blackboard note plain words", id="note-plain-words"),
+    pytest.param("blackboard task add 'write the lexer'", id="task-add"),
+    pytest.param("blackboard task claim t1", id="task-claim"),
+    pytest.param("blackboard task done t1", id="task-done"),
+    pytest.param("blackboard task list --all --json", id="task-list"),
+    pytest.param("blackboard --author explorer post grammar 'expr := term (+ term)*'", id="post-author-first"),
+    pytest.param("blackboard post grammar 'expr' --author explorer --replace", id="post-author-after"),
+    pytest.param("blackboard read grammar", id="read"),
+    pytest.param("blackboard claim grammar", id="claim-key"),
+    pytest.param("blackboard list --json", id="list"),
+    pytest.param("blackboard show", id="show"),
+    pytest.param("blackboard sessions --all-projects --status ended", id="sessions"),
+    pytest.param("blackboard handoff", id="handoff"),
+    pytest.param("blackboard where", id="where"),
+    pytest.param("blackboard doctor", id="doctor"),
+    pytest.param("blackboard cleanup --dry-run --older-than 7d", id="cleanup-dry-run"),
+    pytest.param("blackboard sync status", id="sync-status"),
+    pytest.param(f"{OUR_PATH} note 'by path'", id="the-plugins-own-path"),
+    pytest.param("blackboard note '$HOME and `date` stay literal in single quotes'", id="dollar-in-single-quotes"),
+    pytest.param('blackboard note "# heading? yes! *bold* [link]"', id="markdown-in-double-quotes"),
+    pytest.param("blackboard note -- '--fix is only text here'", id="double-dash-text"),
+    pytest.param("blackboard note '- fixed the flaky test'", id="dash-text"),
+    pytest.param("blackboard post schema --file notes/schema.md", id="file-inside-the-project"),
+    pytest.param("blackboard note --file -", id="file-stdin"),
+    pytest.param("blackboard --session s1 note 'its own session'", id="own-session"),
+    pytest.param("  blackboard   note   spaced  ", id="extra-spaces"),
+]
+
+REFUSED = [
+    pytest.param("blackboard note a; touch /tmp/pwned", id="semicolon"),
+    pytest.param("blackboard note a && touch /tmp/pwned", id="and-list"),
+    pytest.param("blackboard note a || touch /tmp/pwned", id="or-list"),
+    pytest.param("blackboard note a | sh", id="pipe"),
+    pytest.param("blackboard note a & touch /tmp/pwned", id="background"),
+    pytest.param("blackboard note a\ntouch /tmp/pwned", id="newline"),
+    pytest.param("blackboard note 'a\ntouch /tmp/pwned'", id="newline-in-quotes"),
+    pytest.param("blackboard note a > /tmp/pwned", id="redirect-out"),
+    pytest.param("blackboard note < /etc/passwd", id="redirect-in"),
+    pytest.param("blackboard note $(touch /tmp/pwned)", id="command-substitution"),
+    pytest.param('blackboard note "$(touch /tmp/pwned)"', id="substitution-in-double-quotes"),
+    pytest.param("blackboard note `touch /tmp/pwned`", id="backticks"),
+    pytest.param('blackboard note "`touch /tmp/pwned`"', id="backticks-in-double-quotes"),
+    pytest.param("blackboard note $HOME", id="variable"),
+    pytest.param("blackboard note ${HOME}", id="braced-variable"),
+    pytest.param("blackboard note <(touch /tmp/pwned)", id="process-substitution"),
+    pytest.param("{ blackboard note a; touch /tmp/pwned; }", id="group"),
+    pytest.param("(blackboard note a)", id="subshell"),
+    pytest.param("blackboard note *", id="glob-star"),
+    pytest.param("blackboard note ?", id="glob-question"),
+    pytest.param("blackboard note [a]", id="glob-bracket"),
+    pytest.param("blackboard note ~/secrets", id="tilde"),
+    pytest.param("FOO=1 blackboard note a", id="env-assignment"),
+    pytest.param("PATH=/tmp/evil:$PATH blackboard note a", id="path-assignment"),
+    pytest.param("eval blackboard note a", id="eval"),
+    pytest.param("bash -c 'blackboard note a'", id="bash-c"),
+    pytest.param("sh -c 'blackboard note a; touch /tmp/pwned'", id="sh-c"),
+    pytest.param("env blackboard note a", id="env-wrapper"),
+    pytest.param("command blackboard note a", id="command-wrapper"),
+    pytest.param("/tmp/evil/blackboard note a", id="another-blackboard"),
+    pytest.param("./blackboard note a", id="relative-blackboard"),
+    pytest.param(f"{PLUGIN}/bin/../bin/blackboard-evil note a", id="lookalike-path"),
+    pytest.param("blackboard note a \\; touch x", id="backslash"),
+    pytest.param("blackboard note 'unterminated", id="unterminated-quote"),
+    pytest.param("blackboard note a # comment", id="comment"),
+    pytest.param("blackboard cleanup --yes", id="cleanup"),
+    pytest.param("blackboard cleanup --older-than 0 --keep 0 --yes", id="cleanup-everything"),
+    pytest.param("blackboard doctor --fix", id="doctor-fix"),
+    pytest.param("blackboard --json doctor --fix", id="doctor-fix-after-global"),
+    pytest.param("blackboard migrate", id="migrate"),
+    pytest.param("blackboard migrate --dry-run", id="migrate-dry-run"),
+    pytest.param("blackboard sync", id="sync"),
+    pytest.param("blackboard sync enable --remote https://example.invalid/x.git", id="sync-enable"),
+    pytest.param("blackboard", id="no-subcommand"),
+    pytest.param("blackboard --author", id="missing-option-value"),
+    pytest.param("blackboard bogus", id="unknown-subcommand"),
+    pytest.param("blackboard post k --file /etc/passwd", id="file-outside-the-project"),
+    pytest.param("blackboard post k --file ../elsewhere/secret", id="file-above-the-project"),
+    pytest.param("blackboard post k --file=/etc/passwd", id="file-equals-outside"),
+    pytest.param("blackboard read k --file notes.md", id="file-on-a-reading-command"),
+    pytest.param("blackboard note a\x00b", id="nul"),
+    pytest.param("blackboard note \u2028hidden", id="line-separator"),
+    pytest.param("", id="empty"),
+    pytest.param("blackboard --session other note 'forged'", id="another-session"),
+    pytest.param("blackboard note x --session=other", id="another-session-equals"),
+]
+
+
+@pytest.mark.parametrize("command", APPROVED)
+def test_plain_board_commands_are_approved(command: str, tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    assert decision(command, str(tmp_path), PLUGIN, "s1") is True
+
+
+@pytest.mark.parametrize("command", REFUSED)
+def test_anything_else_gets_no_decision(command: str, tmp_path: Path) -> None:
+    assert decision(command, str(tmp_path), PLUGIN, "s1") is False
+
+
+def test_a_file_linked_out_of_the_project_is_outside(tmp_path: Path) -> None:
+    (tmp_path / "link").symlink_to("/etc/passwd")
+    assert decision("blackboard post k --file link", str(tmp_path), PLUGIN) is False
+
+
+@pytest.mark.parametrize("command", [None, 42, ["blackboard", "note"]])
+def test_a_command_that_is_not_text_gets_no_decision(command: object, tmp_path: Path) -> None:
+    assert decision(command, str(tmp_path), PLUGIN) is False
