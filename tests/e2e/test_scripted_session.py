@@ -56,7 +56,6 @@ EVERY_COMMAND = [
     "blackboard claim grammar",
     "blackboard sessions",
     "blackboard show --json",
-    "blackboard migrate --dry-run",
     "blackboard where",
     "blackboard handoff",
 ]
@@ -75,7 +74,8 @@ def test_an_agent_runs_every_command_from_the_bash_tool(
     outputs = [result["text"] for result in model.tool_results()]
     assert len(outputs) == len(EVERY_COMMAND), model.summary()
     output = "\n".join(outputs)
-    assert "requires approval" not in output, output
+    refused = [c for c, o in zip(EVERY_COMMAND, outputs) if "requires approval" in o]
+    assert refused == [], refused
     assert "blackboard: error" not in output, output
     session_id = model.main_requests[0].headers["X-Claude-Code-Session-Id"]
     for fragment in [
