@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import handoff, render
 from .clock import age_seconds, describe_age
+from .ids import is_session_id
 from .paths import PathResolver
 from .redact import redact
 
@@ -82,3 +83,29 @@ def fit(head: str, body: str, footer: str, limit: int) -> str:
         return text[: limit - 1] + "…"
     marker = f"\n[… {len(body) - room} characters cut; run `blackboard handoff` for the rest]"
     return f"{head}\n\n{body[:room]}{marker}\n\n{footer}"
+
+
+def status_line(resolver: PathResolver, continuing: bool, abandoned: int, troubled: bool) -> str | None:
+    """One short line for the person, or None when there is nothing to say; counts and ids only, never board text.
+
+    ``blackboard: continuing from session 5f1c2a9e… (ended 2 hours ago): 2 open tasks, 1 claimed``.
+    """
+    parts = []
+    latest = handoff.read_handoff(resolver.latest_handoff_path()) if continuing else None
+    fields = latest[0] if latest else {}
+    earlier = fields.get("session_id")
+    if isinstance(earlier, str) and is_session_id(earlier):
+        age = age_seconds(fields.get("ended"))
+        when = f"ended {describe_age(age)} ago" if age is not None and age >= 0 else "ended at an unknown time"
+        counts = f"{_count(fields, 'open_tasks')} open tasks, {_count(fields, 'claimed_tasks')} claimed"
+        parts.append(f"continuing from session {earlier[:8]}… ({when}): {counts}")
+    if abandoned:
+        parts.append(f"{abandoned} earlier session{'s' if abandoned > 1 else ''} that never ended marked abandoned")
+    if troubled:
+        parts.append("something failed; run `blackboard doctor`")
+    return "blackboard: " + "; ".join(parts) if parts else None
+
+
+def _count(fields: dict[str, object], key: str) -> int:
+    value = fields.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -33,10 +33,12 @@ MAX_HANDOFF_READ = 512 * 1024
 MAX_PREVIOUS = 10
 
 
-def handoff_fields(meta: Mapping[str, object], open_tasks: int, done_tasks: int, notes: int) -> dict[str, object]:
+def handoff_fields(
+    meta: Mapping[str, object], open_tasks: int, done_tasks: int, notes: int, claimed_tasks: int = 0
+) -> dict[str, object]:
     """The front matter of a handoff: the session's identity and state, and its counts."""
     fields = {key: meta.get(key) for key in FIELDS}
-    fields.update(open_tasks=open_tasks, done_tasks=done_tasks, notes=notes)
+    fields.update(open_tasks=open_tasks, claimed_tasks=claimed_tasks, done_tasks=done_tasks, notes=notes)
     return fields
 
 

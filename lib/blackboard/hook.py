@@ -90,19 +90,30 @@ def _session_start(
 
     source = optional_str(payload.get("source"))
     source = source if source in session.SOURCES else "startup"
-    for step in (migrate.migrate_if_needed, lambda r: recovery.recover(r, session_id, environ)):
-        try:
-            step(resolver)
-        except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
-            log_failure("session-start", environ)
+    abandoned: list[str] = []
+    troubled = False
+    try:
+        migrate.migrate_if_needed(resolver)
+        abandoned = recovery.recover(resolver, session_id, environ)
+    except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
+        log_failure("session-start", environ)
+        troubled = True
     started = session.start(resolver, session_id, source, payload, environ.get("CLAUDE_PID"))
-    _export_env(environ.get("CLAUDE_ENV_FILE"), session_id, started.board_dir)
+    try:
+        _export_env(environ.get("CLAUDE_ENV_FILE"), session_id, started.board_dir)
+    except Exception:  # noqa: BLE001 - an unusable env file costs the Bash tool its variables, not the context
+        log_failure("session-start", environ)
+        troubled = True
     limit = settings.context_chars(environ)
     if source == "compact" or (source == "resume" and started.reopened):
         text = context.for_own_board(resolver, session_id, source == "compact", limit)
     else:
         text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit)
-    output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    output: dict[str, object] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    continuing = source in ("startup", "clear", "fork") or (source == "resume" and not started.reopened)
+    message = context.status_line(resolver, continuing, len(abandoned), troubled)
+    if message:
+        output["systemMessage"] = message  # shown to the person in Claude Code's interface
     return json.dumps(output)
 
 

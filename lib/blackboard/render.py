@@ -120,7 +120,8 @@ def handoff_text(resolver: PathResolver, meta: Meta) -> str:
     """The handoff a session leaves, bounded in size and with secrets redacted."""
     session_id = meta["session_id"]
     state = board_state(resolver, session_id)
-    fields = handoff_fields(meta, len(state.open), len(state.done), state.note_count)
+    claimed = sum(1 for task in state.open if task.fields.get("claimed_by"))
+    fields = handoff_fields(meta, len(state.open), len(state.done), state.note_count, claimed)
     body = f"# Handoff from session {session_id}\n\n" + render_sections(state, ("open", "done", "context"))
     others = active_sessions_section(resolver, session_id)
     notes = render_sections(state, ("notes",))

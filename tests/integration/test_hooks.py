@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -277,3 +278,43 @@ def test_pre_tool_use_says_nothing_about_anything_else(run_hook, payload: dict, 
     assert result.returncode == 0
     assert result.stdout == b""
     assert result.stderr == b""
+
+
+def _system_message(result) -> object:
+    return json.loads(result.stdout).get("systemMessage")
+
+
+def test_the_person_is_told_which_session_continues_in_one_line(
+    run_hook, hook_venv: Path, project: Path, root: Path
+) -> None:
+    first = run_hook("SessionStart", start_payload("5f1c2a9e-first", project))
+    assert _system_message(first) is None  # nothing to say on a new project's first session
+    board = root / "acme" / "widget" / ".blackboard" / "sessions" / "5f1c2a9e-first"
+    tasks = board / "active-tasks.md"
+    entries.append(str(tasks), "t", {"status": "open", "author": "main"}, "token ghp_" + "A1b2C3d4E5" * 4)
+    entries.append(str(tasks), "t", {"status": "claimed", "author": "main", "claimed_by": "w1"}, "second")
+    run_hook("SessionEnd", end_payload("5f1c2a9e-first", project))
+
+    second = run_hook("SessionStart", start_payload("next", project))
+
+    message = _system_message(second)
+    assert isinstance(message, str)
+    expected = r"blackboard: continuing from session 5f1c2a9e… \(ended \d+ seconds? ago\): 2 open tasks, 1 claimed"
+    assert re.fullmatch(expected, message), message  # counts and ids only: no board text, no token
+
+
+def test_the_person_is_told_of_abandoned_sessions(run_hook, project: Path) -> None:
+    run_hook("SessionStart", start_payload("killed", project), env={"CLAUDE_PID": str(dead_pid())})
+    second = run_hook("SessionStart", start_payload("next", project), env={"CLAUDE_PID": str(os.getpid())})
+    message = _system_message(second)
+    assert isinstance(message, str)
+    assert "1 earlier session that never ended marked abandoned" in message
+    assert message.count("\n") == 0
+
+
+def test_an_unusable_env_file_costs_only_the_exports(run_hook, project: Path, tmp_path: Path) -> None:
+    result = run_hook("SessionStart", start_payload("s1", project), env={"CLAUDE_ENV_FILE": str(tmp_path)})
+    assert result.returncode == 0
+    assert "Your board:" in result.context
+    assert _system_message(result) == "blackboard: something failed; run `blackboard doctor`"
+    assert result.stderr.count(b"\n") == 1
