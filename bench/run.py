@@ -139,6 +139,9 @@ def hooks(python: str, env: Dict[str, str], project: Path, work: Path, full: Pat
     start_empty: List[float] = []
     start_full: List[float] = []
     stops: List[float] = []
+    approvals: List[float] = []
+    approve = payload("s0", hook_event_name="PreToolUse", tool_name="Bash")
+    approve["tool_input"] = {"command": "blackboard note 'found it: the cache is never invalidated'"}
     for i in range(RUNS):
         bare_runs.append(median_of(1, lambda _: subprocess.run([python, "-I", "-S", "-c", "pass"], check=True)))
         for root, times in ((empty, start_empty), (full, start_full)):
@@ -153,10 +156,11 @@ def hooks(python: str, env: Dict[str, str], project: Path, work: Path, full: Pat
             )
             if root == empty:
                 stops.append(timed_hook("stop", payload(session_id), root))
+                approvals.append(timed_hook("pre-tool-use", approve, root))
             if i:  # end the previous session, outside the timing; this one stays active meanwhile
                 timed_hook("session-end", payload(f"s{i - 1}", reason="other"), root)
     bare = statistics.median(bare_runs)
-    for name, times in (("SessionStart", start_empty), ("Stop", stops)):
+    for name, times in (("SessionStart", start_empty), ("Stop", stops), ("PreToolUse approval", approvals)):
         ratio = statistics.median(times) / bare
         report(
             f"{name} hook / bare `python -I -S -c pass`",
