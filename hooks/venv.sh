@@ -1,6 +1,16 @@
 # Sourced by hooks/run (POSIX sh) and bin/blackboard (bash). Expects $plugin_root; sets $venv
-# and $requirements, and defines build_venv.
-venv="${BLACKBOARD_VENV:-${CLAUDE_PLUGIN_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}/blackboard}/venv}"
+# (empty when there is nowhere of our own to put it) and $requirements, and defines build_venv.
+if [ -n "$BLACKBOARD_VENV" ]; then
+  venv="$BLACKBOARD_VENV"
+elif [ -n "$CLAUDE_PLUGIN_DATA" ]; then
+  venv="$CLAUDE_PLUGIN_DATA/venv"
+elif [ -n "$XDG_DATA_HOME" ]; then
+  venv="$XDG_DATA_HOME/blackboard/venv"
+elif [ -n "$HOME" ]; then
+  venv="$HOME/.local/share/blackboard/venv"
+else
+  venv="" # no HOME: never build under /.local; the machine's python3 runs the hooks
+fi
 requirements="$plugin_root/requirements.txt"
 python=""
 build_failed=""
@@ -10,7 +20,9 @@ build_failed=""
 build_venv() {
   python="$(command -v python3 || command -v python)"
   [ -n "$python" ] || return 1
-  if "$python" "$plugin_root/hooks/bootstrap.py" "$venv" "$requirements" </dev/null >/dev/null; then
+  if [ -z "$venv" ]; then
+    build_failed=1
+  elif "$python" "$plugin_root/hooks/bootstrap.py" "$venv" "$requirements" </dev/null >/dev/null; then
     python="$venv/bin/python"
   else
     build_failed=1

@@ -142,11 +142,15 @@ def _text(words: Sequence[str], path: Optional[str]) -> str:
     limit = settings.max_value_chars() + 1  # enough to say it is too long, never the whole of a huge file
     if path is None or path == "-":
         return click.get_text_stream("stdin").read(limit)
+    from .fsutil import read_bounded
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(limit)
+        data = read_bounded(path, limit * 4, follow=True)  # up to 4 bytes a character
     except OSError as exc:
         raise BlackboardError(f"cannot read --file {path}: {exc.strerror}") from None
+    if data is None:
+        raise BlackboardError(f"cannot read --file {path}: No such file or directory")
+    return data.decode("utf-8", errors="replace")[:limit]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -124,7 +124,10 @@ def _check_leftovers(root: str, repair: bool) -> List[Finding]:
         dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
         for name in filenames:
             path = os.path.join(dirpath, name)
-            age = now - os.lstat(path).st_mtime
+            try:
+                age = now - os.lstat(path).st_mtime
+            except FileNotFoundError:  # a writer finished (or a cleanup ran) during the walk
+                continue
             if name.startswith(".") and name.endswith(".tmp") and age > TEMP_FILE_AGE:
                 fixed = repair and _remove(path)
                 fix = "blackboard doctor --fix removes it (the file it was replacing is intact)"
@@ -151,7 +154,10 @@ def _held(path: str) -> bool:
 
 
 def _remove(path: str) -> bool:
-    os.unlink(path)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass  # gone meanwhile: what the fix wanted
     return True
 
 

@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Mapping
 
 from . import settings
-from .clock import now_iso
+from .clock import compact_now, now_iso
 from .errors import BlackboardError
 from .paths import log_path
 
@@ -26,7 +26,9 @@ def record(name: str, title: str, environ: Mapping[str, str] = os.environ) -> st
     try:
         path = log_path(settings.root(environ), name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        if os.path.exists(path) and os.path.getsize(path) > MAX_LOG_BYTES:
+        if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
+            os.replace(path, f"{path}.broken-{compact_now()}")  # a folder or link there must not silence the log
+        elif os.path.exists(path) and os.path.getsize(path) > MAX_LOG_BYTES:
             os.replace(path, path + ".1")
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(f"{now_iso()} {title} pid={os.getpid()}\n{traceback.format_exc()}\n")

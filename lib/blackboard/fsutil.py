@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
+from typing import BinaryIO
 
 LOCK_TIMEOUT_SECONDS = 30.0
 
@@ -110,10 +112,38 @@ def append_text(path: str, text: str) -> None:
         os.close(fd)
 
 
+MAX_WHOLE_READ = 64 * 1024 * 1024  # a board file read whole, to be rewritten, is refused beyond this
+
+
+def open_regular(path: str, follow: bool = False) -> BinaryIO:
+    """Open ``path`` for reading if it is a regular file; OSError for a FIFO, a device or (unless ``follow``) a link.
+
+    Never blocks: a FIFO named like a file (``.git``, a board file) is refused, not waited on.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(22, "not a regular file", path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bounded(path: str, max_bytes: int, follow: bool = False) -> bytes | None:
+    """At most ``max_bytes`` of a regular file; None when it does not exist."""
+    try:
+        with open_regular(path, follow) as handle:
+            return handle.read(max_bytes)
+    except FileNotFoundError:
+        return None
+
+
 def read_tail(path: str, max_bytes: int) -> tuple[str, bool]:
     """The last ``max_bytes`` of a file as text, and whether anything before it was skipped."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             size = handle.seek(0, os.SEEK_END)
             start = max(size - max_bytes, 0)
             handle.seek(start)
@@ -128,20 +158,21 @@ def read_tail(path: str, max_bytes: int) -> tuple[str, bool]:
 
 def read_head(path: str, max_bytes: int) -> str:
     """The first ``max_bytes`` of a file as text; empty when it does not exist."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(max_bytes).decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        return ""
+    data = read_bounded(path, max_bytes)
+    return "" if data is None else data.decode("utf-8", errors="replace")
 
 
-def read_text(path: str) -> str:
-    """A whole (small) file as text; empty when it does not exist."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return ""
+def read_text(path: str, max_bytes: int = MAX_WHOLE_READ) -> str:
+    """A whole file as text; empty when it does not exist; an error when it is larger than ``max_bytes``.
+
+    For a file about to be rewritten: a part of it must never be taken for the whole.
+    """
+    data = read_bounded(path, max_bytes + 1)
+    if data is not None and len(data) > max_bytes:
+        from .errors import BlackboardError
+
+        raise BlackboardError(f"{path} is over {max_bytes // (1024 * 1024)} MiB; move old entries out of it by hand")
+    return "" if data is None else data.decode("utf-8", errors="replace")
 
 
 def resolves_inside(root: str, path: str) -> bool:

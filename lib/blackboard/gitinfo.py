@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import os
 
+from .fsutil import read_bounded
+
+MAX_GIT_FILE = 1024 * 1024
+
 
 class GitInfo:
     """A repository: its top folder, its ``origin`` URL and its branch."""
@@ -95,8 +99,9 @@ def _config_value(value: str) -> str:
 
 
 def _read(path: str) -> str | None:
+    """A regular file's text, at most 1 MiB; a FIFO or a device (``.git`` can be anything) is None."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
+        data = read_bounded(path, MAX_GIT_FILE, follow=True)
     except OSError:
         return None
+    return None if data is None else data.decode("utf-8", errors="replace")

@@ -6,9 +6,10 @@ import json
 from collections.abc import Callable
 
 from .errors import BlackboardError
-from .fsutil import atomic_write, file_lock
+from .fsutil import atomic_write, file_lock, read_bounded
 
 SCHEMA_VERSION = 1
+MAX_META_BYTES = 1024 * 1024
 ACTIVE, ENDED, ABANDONED = "active", "ended", "abandoned"
 STATUSES = (ACTIVE, ENDED, ABANDONED)
 FINISHED = (ENDED, ABANDONED)  # what cleanup may remove
@@ -82,10 +83,12 @@ def new_meta(session_id: str, org: str, project: str, now: str, **fields: Any) -
 def read_meta(path: str) -> Meta | None:
     """The metadata at ``path`` upgraded to the current schema; None when the file is missing."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.loads(handle.read())
-    except FileNotFoundError:
-        return None
+        raw = read_bounded(path, MAX_META_BYTES + 1)
+        if raw is None:
+            return None
+        if len(raw) > MAX_META_BYTES:
+            raise ValueError(f"over {MAX_META_BYTES} bytes")
+        data = json.loads(raw.decode("utf-8"))
     except OSError as exc:  # not the file's fault: the root is broken (a file, a loop, no permission)
         raise BlackboardError(f"cannot read {path}: {exc.strerror}; `blackboard doctor` checks the root") from None
     except (ValueError, RecursionError) as exc:

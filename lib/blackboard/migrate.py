@@ -13,7 +13,7 @@ import re
 
 from . import handoff
 from .clock import epoch_seconds, format_utc, now_iso
-from .fsutil import atomic_write, file_lock, read_tail, read_text
+from .fsutil import atomic_write, file_lock, open_regular, read_tail, read_text
 from .paths import PathResolver
 from .redact import redact
 
@@ -98,7 +98,7 @@ def _size_and_sha256(path: str) -> tuple[int, str]:
     import hashlib  # loads OpenSSL: only when something migrates, not on every SessionStart
 
     digest, size = hashlib.sha256(), 0
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
             size += len(chunk)

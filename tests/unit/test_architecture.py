@@ -9,11 +9,11 @@ LIB = Path(__file__).resolve().parents[2] / "lib" / "blackboard"
 
 # Lowest first. A module may import modules of its own layer or of lower ones, never higher.
 LAYERS = [
-    {"errors", "environment", "clock"},
+    {"errors", "environment", "clock", "fsutil"},
     {"settings", "ids", "approve"},
     {"gitinfo", "project"},
     {"paths"},
-    {"fsutil", "redact"},
+    {"redact"},
     {"meta"},
     {"entries", "registry", "handoff"},
     {"render"},
