@@ -15,7 +15,7 @@ from . import environment, handoff, recovery, settings
 from .clock import compact_now, format_utc, now_iso
 from .meta import ABANDONED, ACTIVE, FINISHED, new_meta, write_meta
 from .paths import PathResolver
-from .registry import SessionEntry, all_projects, is_set_aside, list_sessions, session_id_of, unmark_active
+from .registry import SessionEntry, all_projects, is_set_aside, list_sessions, session_id_of, strays, unmark_active
 
 LOCK_HELD_TOO_LONG = 600
 TEMP_FILE_AGE = 3600
@@ -57,6 +57,10 @@ def _check_root(root: str) -> Iterator[Finding]:
 
 def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: bool) -> List[Finding]:
     findings = []
+    for name in strays(resolver):
+        problem = f"{os.path.join(resolver.sessions_dir, name)} is not a session (a file, a link or an odd name)"
+        fix = f"blackboard doctor --fix moves it to {resolver.strays_dir}"
+        findings.append(Finding(problem, fix, repair and _move_stray(resolver, name)))
     limit, host = settings.abandon_after(environ), settings.host(environ)
     for entry in list_sessions(resolver):
         where = f"{resolver.project.org}/{resolver.project.name} session {entry.session_id}"
@@ -87,6 +91,17 @@ def _check_set_aside(resolver: PathResolver, entry: SessionEntry) -> List[Findin
     home = resolver.get_session_blackboard_dir(session_id_of(entry.session_id))
     problem = f"{entry.directory} holds a session that resumed while a cleanup removed it"
     return [Finding(problem, f"compare it with {home} and keep the board you want under that name")]
+
+
+def _move_stray(resolver: PathResolver, name: str) -> bool:
+    """Move a stray out of ``sessions/`` whole (never following a link), under a name not yet taken."""
+    os.makedirs(resolver.strays_dir, exist_ok=True)
+    target, n = os.path.join(resolver.strays_dir, name), 1
+    while os.path.lexists(target):
+        n += 1
+        target = os.path.join(resolver.strays_dir, f"{name}.{n}")
+    os.rename(os.path.join(resolver.sessions_dir, name), target)
+    return True
 
 
 def _rebuild_meta(resolver: PathResolver, session_id: str) -> bool:

@@ -62,6 +62,11 @@ class PathResolver:
             raise ValueError(f"not a folder name: {name!r}")
         return os.path.join(self.sessions_dir, f"{TRASH_PREFIX}{name}-{pid}")
 
+    @property
+    def strays_dir(self) -> str:
+        """``.../.blackboard/_strays``, where ``doctor --fix`` moves what does not belong in ``sessions/``."""
+        return os.path.join(self.project_dir, "_strays")
+
     def get_handoff_dir(self) -> str:
         """``.../.blackboard/handoff``."""
         return os.path.join(self.project_dir, "handoff")

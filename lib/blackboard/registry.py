@@ -30,16 +30,34 @@ class SessionEntry:
 
 
 def list_sessions(resolver: PathResolver, status: str | None = None) -> list[SessionEntry]:
-    """Every session of the project, newest start first; a corrupt ``_meta.json`` is reported, not fatal."""
-    try:
-        names = os.listdir(resolver.sessions_dir)
-    except FileNotFoundError:
-        names = []
-    found = [session_entry(resolver, name) for name in names]
+    """Every session of the project, newest start first; a corrupt ``_meta.json`` is reported, not fatal.
+
+    Only folders are sessions: a ``.DS_Store``, a ``notes.txt`` or a link is a stray (``strays``).
+    """
+    found = [session_entry(resolver, name) for name in _folders(resolver)[0]]
     if status is not None:
         found = [entry for entry in found if entry.meta is not None and entry.meta.get("status") == status]
     found.sort(key=lambda e: (str((e.meta or {}).get("started") or ""), e.session_id), reverse=True)
     return found
+
+
+def strays(resolver: PathResolver) -> list[str]:
+    """Names under ``sessions/`` that are no session: files, links, folders with names no session has."""
+    return sorted(_folders(resolver)[1])
+
+
+def _folders(resolver: PathResolver) -> tuple[list[str], list[str]]:
+    """``(session folders, strays)`` under ``sessions/``; a board a cleanup set aside counts as a session."""
+    try:
+        scan = list(os.scandir(resolver.sessions_dir))
+    except FileNotFoundError:
+        return [], []
+    sessions: list[str] = []
+    stray: list[str] = []
+    for entry in scan:
+        named_like_one = is_session_id(entry.name) or is_set_aside(entry.name)
+        (sessions if named_like_one and entry.is_dir(follow_symlinks=False) else stray).append(entry.name)
+    return sessions, stray
 
 
 def session_entry(resolver: PathResolver, name: str) -> SessionEntry:

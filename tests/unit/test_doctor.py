@@ -3,7 +3,7 @@ import os
 import time
 from pathlib import Path
 
-from blackboard import doctor, session
+from blackboard import doctor, registry, session
 from blackboard.meta import read_meta
 from blackboard.paths import PathResolver
 from helpers import dead_pid, run_cli
@@ -150,3 +150,25 @@ def test_boards_a_cleanup_set_aside_are_reported_and_never_touched(resolver: Pat
         ),
     }
     assert {path: sorted(os.listdir(path)) for path in aside.values()} == before
+
+
+def test_stray_entries_are_named_once_and_set_aside(resolver: PathResolver, root: Path, tmp_path: Path) -> None:
+    session.start(resolver, "s1", "startup", {})
+    sessions = Path(resolver.sessions_dir)
+    (sessions / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    (sessions / "notes.txt").write_text("mine")
+    (sessions / "my notes").mkdir()
+    (sessions / "elsewhere").symlink_to(tmp_path)
+
+    problems = [f.problem for f in _problems(root)]
+    assert len(problems) == 4
+    assert all("is not a session" in p for p in problems)
+    assert [e.session_id for e in registry.list_sessions(resolver)] == ["s1"]
+
+    assert all(f.fixed for f in _problems(root, repair=True))
+    assert _problems(root) == []
+    assert sorted(os.listdir(sessions)) == ["s1"]
+    kept = Path(resolver.strays_dir)
+    assert (kept / "notes.txt").read_text() == "mine"
+    assert (kept / "elsewhere").is_symlink()
+    assert tmp_path.exists()  # a link is moved, never followed
