@@ -13,9 +13,20 @@ from typing import Iterator, List, Mapping, NamedTuple
 
 from . import environment, handoff, recovery, settings
 from .clock import compact_now, format_utc, now_iso
+from .errors import BlackboardError
 from .meta import ABANDONED, ACTIVE, FINISHED, new_meta, write_meta
 from .paths import PathResolver
-from .registry import SessionEntry, all_projects, is_set_aside, list_sessions, session_id_of, strays, unmark_active
+from .registry import (
+    SessionEntry,
+    all_projects,
+    is_set_aside,
+    list_sessions,
+    session_id_of,
+    strays,
+    unmark_active,
+    unpublished_ids,
+)
+from .session import publish_pending
 
 LOCK_HELD_TOO_LONG = 600
 TEMP_FILE_AGE = 3600
@@ -122,13 +133,28 @@ def _check_handoffs(resolver: PathResolver, repair: bool) -> List[Finding]:
     names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
     for name in names:
         path = os.path.join(directory, name)
-        if not name.endswith(".md") or os.path.islink(path):
+        if not name.endswith(".md"):
             continue
-        found = handoff.read_handoff(path)
-        if found is None or not found[0].get("session_id"):
+        if os.path.islink(path) or not os.path.isfile(path):
+            problem = f"{path} is not a regular file (a link or a folder); nothing reads it"
+        elif not (handoff.read_handoff(path) or ({}, ""))[0].get("session_id"):
             problem = f"{path} has no readable front matter"
-            findings.append(Finding(problem, "blackboard doctor --fix sets it aside", repair and quarantine(path)))
+        else:
+            continue
+        findings.append(Finding(problem, "blackboard doctor --fix sets it aside", repair and quarantine(path)))
+    for session_id in unpublished_ids(resolver):
+        where = f"{resolver.project.org}/{resolver.project.name} session {session_id}"
+        problem = f"{where} ended, but its handoff was not published"
+        fix = "the next SessionStart publishes it; blackboard doctor --fix does it now"
+        findings.append(Finding(problem, fix, repair and _publish(resolver, session_id)))
     return findings
+
+
+def _publish(resolver: PathResolver, session_id: str) -> bool:
+    try:
+        return session_id in publish_pending(resolver)
+    except (BlackboardError, OSError):  # still failing: the finding stays open
+        return False
 
 
 def _check_leftovers(root: str, repair: bool) -> List[Finding]:

@@ -101,13 +101,23 @@ def _flock(lock_path: str, timeout: float) -> Callable[[], object]:
 
 
 def append_text(path: str, text: str) -> None:
-    """Append ``text`` with a single ``write`` (the caller holds the file's lock)."""
+    """Append ``text`` whole or not at all (the caller holds the file's lock); never through a link.
+
+    A write cut short (a full disk) is taken back, so no half entry is left behind.
+    """
     payload = text.encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
-        written = os.write(fd, payload)
-        while written < len(payload):
-            written += os.write(fd, payload[written:])
+        before = os.fstat(fd).st_size
+        try:
+            written = os.write(fd, payload)
+            while written < len(payload):
+                written += os.write(fd, payload[written:])
+        except BaseException:
+            os.ftruncate(fd, before)
+            if before == 0:
+                os.unlink(path)  # it was ours: the next append starts it again, header included
+            raise
     finally:
         os.close(fd)
 

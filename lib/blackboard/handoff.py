@@ -87,8 +87,14 @@ def _json_front_matter(head: str) -> dict[str, object]:
 
 
 def read_handoff(path: str) -> tuple[dict[str, object], str] | None:
-    """``(fields, body)`` of the handoff at ``path`` (its first 512 KiB), or None when there is none."""
-    text = read_head(path, MAX_HANDOFF_READ)
+    """``(fields, body)`` of the handoff at ``path`` (its first 512 KiB), or None when there is none.
+
+    A link, a folder or a FIFO in its place counts as none (``blackboard doctor`` names it).
+    """
+    try:
+        text = read_head(path, MAX_HANDOFF_READ)
+    except OSError:
+        return None
     return split_front_matter(text) if text else None
 
 

@@ -94,6 +94,7 @@ def _session_start(
     troubled = False
     try:
         migrate.migrate_if_needed(resolver)
+        session.publish_pending(resolver)
         abandoned = recovery.recover(resolver, session_id, environ)
     except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
         log_failure("session-start", environ)

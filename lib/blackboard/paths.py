@@ -44,6 +44,15 @@ class PathResolver:
         """``.../.blackboard/_active/{session_id}``."""
         return os.path.join(self.active_dir, validate_session_id(session_id))
 
+    @property
+    def unpublished_dir(self) -> str:
+        """``.../.blackboard/_unpublished``: one marker per finished session whose handoff is not yet offered."""
+        return os.path.join(self.project_dir, "_unpublished")
+
+    def unpublished_marker(self, session_id: str) -> str:
+        """``.../.blackboard/_unpublished/{session_id}``."""
+        return os.path.join(self.unpublished_dir, validate_session_id(session_id))
+
     def get_session_blackboard_dir(self, session_id: str) -> str:
         """``.../.blackboard/sessions/{session_id}``, refusing unsafe ids."""
         return os.path.join(self.sessions_dir, validate_session_id(session_id))

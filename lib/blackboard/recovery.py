@@ -13,7 +13,7 @@ from . import handoff, render, settings
 from .clock import age_seconds, describe_age, now_iso
 from .meta import ABANDONED, ACTIVE, Meta, read_meta_or_none, update_meta
 from .paths import PathResolver
-from .registry import active_session_ids, last_activity, unmark_active
+from .registry import active_session_ids, last_activity, mark_unpublished, unmark_active, unmark_unpublished
 
 
 class _NoLongerActive(Exception):
@@ -68,12 +68,15 @@ def abandon(resolver: PathResolver, session_id: str, reason: str) -> bool:
             raise _NoLongerActive  # another session recovered it first, or it ended meanwhile
         meta.update({"status": ABANDONED, "ended": ended or now_iso(), "end_reason": f"abandoned: {reason}"})
 
+    mark_unpublished(resolver, session_id)  # first: if what follows fails, the next start finishes it
     try:
         meta = update_meta(resolver.meta_path(session_id), change)
     except _NoLongerActive:
+        unmark_unpublished(resolver, session_id)
         return False
     unmark_active(resolver, session_id)
     text = render.handoff_text(resolver, meta)
     handoff.write_session_handoff(resolver, session_id, text)
     handoff.publish_latest(resolver, text)
+    unmark_unpublished(resolver, session_id)
     return True

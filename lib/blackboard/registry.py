@@ -122,6 +122,29 @@ def unmark_active(resolver: PathResolver, session_id: str) -> None:
         pass
 
 
+def mark_unpublished(resolver: PathResolver, session_id: str) -> None:
+    """Note, before a session's status changes, that its handoff still has to be published."""
+    os.makedirs(resolver.unpublished_dir, exist_ok=True)
+    create_exclusive(resolver.unpublished_marker(session_id), "")
+
+
+def unmark_unpublished(resolver: PathResolver, session_id: str) -> None:
+    """The session's handoff is published."""
+    try:
+        os.unlink(resolver.unpublished_marker(session_id))
+    except FileNotFoundError:
+        pass
+
+
+def unpublished_ids(resolver: PathResolver) -> list[str]:
+    """Sessions whose end did not get as far as publishing their handoff (a full disk, a damaged file)."""
+    try:
+        names = os.listdir(resolver.unpublished_dir)
+    except OSError:
+        return []
+    return sorted(name for name in names if is_session_id(name))
+
+
 def is_set_aside(name: str) -> bool:
     """Whether a folder under ``sessions/`` is a board a cleanup renamed aside (``.removing-…``)."""
     return name.startswith(TRASH_PREFIX)

@@ -11,7 +11,14 @@ from .fsutil import file_lock
 from .ids import optional_str
 from .meta import ACTIVE, ENDED, Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
 from .paths import PathResolver
-from .registry import active_session_ids, mark_active, unmark_active
+from .registry import (
+    active_session_ids,
+    mark_active,
+    mark_unpublished,
+    unmark_active,
+    unmark_unpublished,
+    unpublished_ids,
+)
 
 SOURCES = ("startup", "resume", "clear", "compact", "fork")  # fork: `--fork-session`, a new id
 CLEAR_WINDOW_SECONDS = 120
@@ -146,6 +153,7 @@ def end(resolver: PathResolver, session_id: str, reason: str) -> Meta | None:
     path = resolver.meta_path(session_id)
     if read_meta(path) is None:
         return None
+    mark_unpublished(resolver, session_id)  # first: if what follows fails, the next start finishes it
     with file_lock(path):
         meta = read_meta(path)
         if meta is None:
@@ -157,4 +165,19 @@ def end(resolver: PathResolver, session_id: str, reason: str) -> Meta | None:
         handoff.write_session_handoff(resolver, session_id, text)
     unmark_active(resolver, session_id)
     handoff.publish_latest(resolver, text)
+    unmark_unpublished(resolver, session_id)
     return meta
+
+
+def publish_pending(resolver: PathResolver) -> list[str]:
+    """Publish the handoffs of finished sessions whose end failed part-way; returns their ids."""
+    done = []
+    for session_id in unpublished_ids(resolver):
+        meta = read_meta_or_none(resolver.meta_path(session_id))
+        if meta is not None and meta["status"] != ACTIVE:  # still active: its end never began; recovery decides
+            text = render.handoff_text(resolver, meta)
+            handoff.write_session_handoff(resolver, session_id, text)
+            handoff.publish_latest(resolver, text)
+            done.append(session_id)
+        unmark_unpublished(resolver, session_id)
+    return done
