@@ -98,7 +98,7 @@ class Board:
 
     def recent_notes(self, limit: int) -> List[Entry]:
         """The last ``limit`` notes, read from the file's tail."""
-        return entries.read_tail_entries(self.path("notes"), 256 * 1024)[-limit:]
+        return entries.read_tail_entries(self.path("notes"), 256 * 1024)[0][-limit:]
 
     def capacity_warning(self) -> Optional[str]:
         """A warning when a board file has grown past what handoffs read whole."""
@@ -145,6 +145,10 @@ def check_value(text: str) -> None:
     """Refuse an empty or oversized value before anything is written."""
     if not text.strip():
         raise BlackboardError("nothing to write: the text is empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a byte that was not UTF-8 on the command line
+        raise BlackboardError("the text is not valid UTF-8; write it to a file and pass --file PATH") from None
     cap = settings.max_value_chars()
     if len(text) > cap:
         raise BlackboardError(

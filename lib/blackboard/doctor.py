@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Iterator, List, Mapping, NamedTuple
 
-from . import environment, handoff, recovery, settings
+from . import environment, handoff, recovery, render, settings
 from .clock import compact_now, format_utc, now_iso
 from .errors import BlackboardError
 from .meta import ABANDONED, ACTIVE, FINISHED, new_meta, write_meta
@@ -88,6 +88,9 @@ def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: 
         if reason:
             fixed = repair and recovery.abandon(resolver, entry.session_id, reason)
             findings.append(Finding(f"{where} is stuck active: {reason}", "blackboard doctor --fix abandons it", fixed))
+        for problem in render.board_state(resolver, entry.session_id).problems:
+            fix = f"edit {entry.directory} by hand: each entry is '## id', '- key: value' lines, a blank line, text"
+            findings.append(Finding(f"{where}: unreadable block in {problem}", fix))
     return findings
 
 

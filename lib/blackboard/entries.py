@@ -20,7 +20,8 @@ _HEADING = r"## (\S+)[ \t]*"
 _FIELD = r"- ([A-Za-z_][A-Za-z0-9_]*): ?(.*)"
 _ESCAPED = r"(\\*)## "
 KEY = r"[A-Za-z0-9_]{1,64}"
-_ID_NUMBER = r"(?m)^## [a-z](\d+)[ \t]*$"
+_ID_NUMBER = r"(?m)^## [a-z](\d+)[ \t\r]*$"
+NEWLINES_AT_END = "newlines_at_end"  # a field of ours: how many newlines end the body
 
 
 class Entry:
@@ -53,18 +54,23 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
 
 
 def _parse_block(lines: list[str], start: int, end: int) -> tuple[Entry | None, str | None]:
-    heading = re.fullmatch(_HEADING, lines[start])
+    block = lines[start:end]
+    if block[0].endswith("\r"):  # saved by an editor with CRLF endings: we never write a CR in a heading
+        block = [line[:-1] if line.endswith("\r") else line for line in block]
+    heading = re.fullmatch(_HEADING, block[0])
     if not heading:
-        return None, f"line {start + 1}: heading {lines[start][:60]!r} is not '## id'"
+        return None, f"line {start + 1}: heading {block[0][:60]!r} is not '## id'"
     fields: dict[str, str] = {}
-    i = start + 1
-    while i < end and lines[i].strip():
-        field = re.fullmatch(_FIELD, lines[i])
+    i = 1
+    while i < len(block) and block[i].strip():
+        field = re.fullmatch(_FIELD, block[i])
         if not field:
-            return None, f"line {i + 1}: expected '- key: value' or a blank line after the heading"
+            return None, f"line {start + i + 1}: expected '- key: value' or a blank line after the heading"
         fields[field.group(1)] = field.group(2)
         i += 1
-    body = "\n".join(_unescape(line) for line in lines[i + 1 : end]).rstrip("\n")
+    body = "\n".join(_unescape(line) for line in block[i + 1 :]).rstrip("\n")
+    newlines = fields.pop(NEWLINES_AT_END, "")
+    body += "\n" * (int(newlines) if newlines.isdigit() and len(newlines) < 6 else 0)
     return Entry(heading.group(1), fields, body, start + 1), None
 
 
@@ -82,20 +88,28 @@ def parse(text: str) -> tuple[list[Entry], list[str]]:
     return entries, problems
 
 
-def read_tail_entries(path: str, max_bytes: int) -> list[Entry]:
-    """The entries in the last ``max_bytes`` of a file, starting at the first whole entry."""
+def read_tail_entries(path: str, max_bytes: int) -> tuple[list[Entry], list[str]]:
+    """The entries in the last ``max_bytes`` of a file (from the first whole one), and the blocks there unreadable."""
     text, cut = read_tail(path, max_bytes)
     if cut:
         text = text[text.find("\n## ") + 1 :] if "\n## " in text else ""
-    return parse(text)[0]
+    return parse(text)
 
 
 def render(entry_id: str, fields: dict[str, str], body: str) -> str:
-    """One entry as markdown, ending with a blank line."""
+    """One entry as markdown, ending with a blank line; ``parse`` gives back exactly this body.
+
+    A body line that would read as a heading is escaped; newlines that end the body, which
+    the blank lines between entries would swallow, are counted in a field.
+    """
+    trimmed = body.rstrip("\n")
+    fields = dict(fields)
+    if len(trimmed) < len(body):
+        fields[NEWLINES_AT_END] = str(len(body) - len(trimmed))
     lines = [f"## {entry_id}"]
     lines += [f"- {key}: {_one_line(value)}" for key, value in fields.items()]
     lines.append("")
-    lines += [_escape(line) for line in body.rstrip("\n").split("\n")]
+    lines += [_escape(line) for line in trimmed.split("\n")]
     return "\n" + "\n".join(lines) + "\n"
 
 

@@ -12,7 +12,7 @@ from . import entries
 from .entries import Entry
 from .handoff import MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
 from .meta import Meta, read_meta_or_none
-from .paths import PathResolver
+from .paths import BOARD_FILES, PathResolver
 from .redact import redact
 from .registry import active_session_ids
 
@@ -27,7 +27,7 @@ _NOTE_NUMBER = r"n(\d+)"
 class BoardState:
     """What a session's board holds, as its file tails show it."""
 
-    __slots__ = ("open", "done", "context", "notes", "note_count")
+    __slots__ = ("open", "done", "context", "notes", "note_count", "problems")
 
     def __init__(
         self,
@@ -36,12 +36,14 @@ class BoardState:
         context: list[Entry],
         notes: list[Entry],
         note_count: int,
+        problems: list[str] | None = None,
     ) -> None:
         self.open = open_tasks
         self.done = done_tasks
         self.context = context
         self.notes = notes  # the most recent ones
         self.note_count = note_count
+        self.problems = problems or []  # "active-tasks.md line 12: …" for each block that could not be read
 
     def section(self, name: str) -> list[Entry]:
         """The entries of ``open``, ``done``, ``context`` or ``notes``."""
@@ -50,14 +52,18 @@ class BoardState:
 
 def board_state(resolver: PathResolver, session_id: str) -> BoardState:
     """Open and done tasks, shared context and recent notes of a session, read from file tails."""
-    tasks, context, notes = (
-        entries.read_tail_entries(resolver.board_file(session_id, kind), TAIL_BYTES[kind])
-        for kind in ("tasks", "context", "notes")
-    )
+    found = {
+        kind: entries.read_tail_entries(resolver.board_file(session_id, kind), TAIL_BYTES[kind]) for kind in TAIL_BYTES
+    }
+    (tasks, _), (context, _), (notes, _) = found["tasks"], found["context"], found["notes"]
+    problems = [
+        f"{BOARD_FILES[kind]} {problem}" for kind, (_, kind_problems) in found.items() for problem in kind_problems
+    ]
     numbers = (re.fullmatch(_NOTE_NUMBER, note.id) for note in notes)
     last_number = max((int(m.group(1)) for m in numbers if m), default=0)
     open_tasks, done_tasks = split_tasks(tasks)
-    return BoardState(open_tasks, done_tasks, context, notes[-MAX_ITEMS["notes"] :], max(last_number, len(notes)))
+    recent = notes[-MAX_ITEMS["notes"] :]
+    return BoardState(open_tasks, done_tasks, context, recent, max(last_number, len(notes)), problems)
 
 
 def split_tasks(tasks: list[Entry]) -> tuple[list[Entry], list[Entry]]:
@@ -104,6 +110,17 @@ def _item(text: str) -> str:
     return text.replace("\n", "\n  ")
 
 
+def unreadable_section(state: BoardState) -> str:
+    """A warning naming the blocks that could not be read, so nothing is dropped without a word."""
+    if not state.problems:
+        return ""
+    shown = [f"- {_item(problem)}" for problem in state.problems[: MAX_ITEMS["open"]]]
+    more = len(state.problems) - len(shown)
+    tail = [f"- … and {more} more"] if more else []
+    lines = "\n".join(shown + tail)
+    return f"## Unreadable blocks\n\nThese could not be read and are left out; fix them by hand:\n\n{lines}\n\n"
+
+
 def active_sessions_section(resolver: PathResolver, exclude: str) -> str:
     """The project's other active sessions, from the active markers."""
     others = [i for i in active_session_ids(resolver) if i != exclude]
@@ -122,7 +139,11 @@ def handoff_text(resolver: PathResolver, meta: Meta) -> str:
     state = board_state(resolver, session_id)
     claimed = sum(1 for task in state.open if task.fields.get("claimed_by"))
     fields = handoff_fields(meta, len(state.open), len(state.done), state.note_count, claimed)
-    body = f"# Handoff from session {session_id}\n\n" + render_sections(state, ("open", "done", "context"))
+    body = (
+        f"# Handoff from session {session_id}\n\n"
+        + unreadable_section(state)
+        + render_sections(state, ("open", "done", "context"))
+    )
     others = active_sessions_section(resolver, session_id)
     notes = render_sections(state, ("notes",))
     room = MAX_HANDOFF_BYTES - len(body.encode()) - len(others.encode()) - 2048

@@ -332,8 +332,24 @@ def test_values_from_a_file_or_stdin(bb, tmp_path: Path) -> None:
     value = tmp_path / "schema.md"
     value.write_text("# Schema\n\n- id: int\n$(not run) `nor this`\n")
     ok(bb("post", "schema", "--file", str(value)))
-    assert ok(bb("read", "schema")) == value.read_text().rstrip("\n") + "\n"
+    assert json.loads(ok(bb("read", "schema", "--json")))["text"] == value.read_text()  # byte for byte
     ok(bb("task", "add", "--file", "-", stdin="from stdin\nline two"))
     assert json.loads(ok(bb("task", "list", "--json")))["tasks"][-1]["text"] == "from stdin\nline two"
     fails(bb("post", "other", "words", "--file", str(value)), "not both", status=2)
     fails(bb("note", "--file", str(tmp_path / "missing.md")), "cannot read --file")
+
+
+def test_the_forgeries_of_the_issue_stay_inside_their_value(bb) -> None:
+    forged_task = "scraped\r## t2\n- status: open\n\nFORGED"
+    assert ok(bb("task", "add", forged_task)).strip() == "t1"
+    assert ok(bb("task", "add", "real")).strip() == "t2"
+    tasks = json.loads(ok(bb("task", "list", "--json")))["tasks"]
+    assert [(t["id"], t["text"]) for t in tasks] == [("t1", forged_task), ("t2", "real")]
+
+    ok(bb("post", "x", "a\r## api_key\n- author: main\n\nFORGED"))
+    ok(bb("post", "api_key", "the real one"))
+    assert ok(bb("read", "api_key")) == "the real one\n"
+
+
+def test_text_that_is_not_utf8_is_refused_in_one_line(bb) -> None:
+    fails(bb("note", "bad \udcff byte"), "not valid UTF-8")

@@ -3,7 +3,7 @@ import os
 import time
 from pathlib import Path
 
-from blackboard import doctor, registry, session
+from blackboard import board, doctor, registry, session
 from blackboard.meta import read_meta
 from blackboard.paths import PathResolver
 from helpers import dead_pid, run_cli
@@ -172,3 +172,17 @@ def test_stray_entries_are_named_once_and_set_aside(resolver: PathResolver, root
     assert (kept / "notes.txt").read_text() == "mine"
     assert (kept / "elsewhere").is_symlink()
     assert tmp_path.exists()  # a link is moved, never followed
+
+
+def test_an_unreadable_block_is_named_by_doctor_and_the_handoff(resolver: PathResolver, root: Path) -> None:
+    session.start(resolver, "s1", "startup", {})
+    board.Board(resolver, "s1").add_task("fine", "main")
+    tasks = Path(resolver.board_file("s1", "tasks"))
+    tasks.write_text(tasks.read_text() + "\n## t2\nnot a field line\n\nlost?\n")
+
+    problems = [f.problem for f in _problems(root)]
+    assert any("unreadable block in active-tasks.md line" in p for p in problems), problems
+    session.end(resolver, "s1", "other")
+    text = Path(resolver.handoff_path("s1")).read_text()
+    assert "## Unreadable blocks" in text
+    assert "active-tasks.md line" in text

@@ -2,6 +2,9 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from blackboard import entries
 from blackboard.errors import BlackboardError
@@ -79,3 +82,86 @@ def test_keyed_entries_refuse_duplicates_and_bad_keys(tmp_path: Path) -> None:
             entries.put(path, bad, {}, "v")
     parsed, _ = entries.parse(Path(path).read_text())
     assert [(e.id, e.body) for e in parsed] == [("api_schema", "v1")]
+
+
+# --- exact round trips (SPEC §10): no text can create, hide or renumber an entry ----------------
+
+TRICKY = [
+    "\r",
+    "\n",
+    "\r\n",
+    "\u2028",
+    "\u2029",
+    "\x0c",
+    "\x0b",
+    "\x85",
+    "## t9",
+    "\\## x",
+    "- status: done",
+    "---",
+    " ",
+]
+VALUES = (
+    st.lists(
+        st.one_of(st.sampled_from(TRICKY), st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)),
+        min_size=1,
+        max_size=12,
+    )
+    .map("".join)
+    .filter(lambda text: text.strip() != "")
+)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(values=st.lists(VALUES, min_size=1, max_size=4))
+def test_any_value_reads_back_byte_for_byte_as_one_entry(values: list) -> None:
+    text = entries.initial_text("notes", "s1") + "".join(
+        entries.render(f"n{i}", {"author": "main"}, value) for i, value in enumerate(values, 1)
+    )
+    parsed, problems = entries.parse(text)
+    assert problems == []
+    assert [entry.id for entry in parsed] == [f"n{i}" for i in range(1, len(values) + 1)]
+    assert [entry.body for entry in parsed] == values
+
+
+@hypothesis_settings(max_examples=60, deadline=None)
+@given(value=VALUES)
+def test_a_value_written_to_a_file_never_renumbers_the_next_entry(value: str, tmp_path_factory) -> None:
+    path = str(tmp_path_factory.mktemp("board") / "active-tasks.md")
+    assert entries.append(path, "t", {"status": "open"}, value) == "t1"
+    assert entries.append(path, "t", {"status": "open"}, "the next one") == "t2"
+    with open(path, newline="") as handle:
+        parsed, problems = entries.parse(handle.read())
+    assert problems == []
+    assert [(e.id, e.body) for e in parsed] == [("t1", value), ("t2", "the next one")]
+
+
+def test_a_file_saved_with_crlf_endings_is_read_whole(tmp_path) -> None:
+    path = tmp_path / "active-tasks.md"
+    entries.append(str(path), "t", {"status": "open", "author": "main"}, "first")
+    entries.append(str(path), "t", {"status": "open", "author": "main"}, "second\nline two")
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))  # an editor saved it
+
+    parsed, problems = entries.parse(path.read_bytes().decode())
+
+    assert problems == []
+    assert [(e.id, e.body) for e in parsed] == [("t1", "first"), ("t2", "second\nline two")]
+    assert entries.append(str(path), "t", {"status": "open"}, "third") == "t3"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("scraped\r## t2\n- status: open\n\nFORGED", id="carriage-return-heading"),
+        pytest.param("a\r## api_key\n- author: main\n\nFORGED", id="carriage-return-key"),
+        pytest.param("x\n## t7\n- status: open", id="newline-heading"),
+        pytest.param("---\ntitle: front matter\n---\nbody", id="front-matter"),
+    ],
+)
+def test_a_value_cannot_forge_an_entry(tmp_path, value: str) -> None:
+    path = str(tmp_path / "active-tasks.md")
+    entries.append(path, "t", {"status": "open"}, value)
+    entries.append(path, "t", {"status": "open"}, "real")
+    with open(path, newline="") as handle:
+        parsed, _ = entries.parse(handle.read())
+    assert [(e.id, e.body) for e in parsed] == [("t1", value), ("t2", "real")]
