@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Mapping
 
-from .clock import epoch_seconds
+from .clock import epoch_seconds, format_utc, now_iso
 from .fsutil import atomic_write, file_lock, read_head
 from .ids import is_session_id
 from .paths import PathResolver
@@ -104,10 +104,24 @@ def write_session_handoff(resolver: PathResolver, session_id: str, text: str) ->
     atomic_write(resolver.handoff_path(session_id), text)
 
 
+def effective_end(fields: Mapping[str, object]) -> float | None:
+    """When a handoff's session ended, as far as this machine can tell: ``ended``, but never after ``published``.
+
+    ``ended`` comes from the ending machine's clock (or a legacy file); ``published`` is this
+    machine's clock when the handoff was offered. A clock that ran ahead, or a file stamped
+    2999, cannot make a handoff newer than the moment it arrived. None when ``ended`` is no time.
+    """
+    ended = epoch_seconds(str(fields.get("ended") or ""))  # str(): a date a person wrote as bare YAML
+    published = epoch_seconds(str(fields.get("published") or ""))
+    if ended is None:
+        return None
+    return ended if published is None else min(ended, published)
+
+
 def _order(fields: Mapping[str, object]) -> tuple[float, str]:
     """Newer handoffs sort higher; an ``ended`` that is not a timestamp sorts oldest."""
-    ended = epoch_seconds(str(fields.get("ended") or ""))
-    return (float("-inf") if ended is None else ended, str(fields.get("session_id") or ""))
+    end = effective_end(fields)
+    return (float("-inf") if end is None else end, str(fields.get("session_id") or ""))
 
 
 def publish_latest(resolver: PathResolver, text: str) -> bool:
@@ -119,8 +133,11 @@ def publish_latest(resolver: PathResolver, text: str) -> bool:
     path = resolver.latest_handoff_path()
     os.makedirs(resolver.get_handoff_dir(), exist_ok=True)
     fields, body = split_front_matter(text)
+    fields["published"] = now_iso()
     with file_lock(path):
         current = read_handoff(path)
+        if current is not None and "published" not in current[0]:  # written before this field existed
+            current[0]["published"] = _written_at(path)
         if current is None or _order(fields) >= _order(current[0]):
             older = current[0] if current else {}
             chain = [older.get("session_id")] + previous_sessions(older)
@@ -132,6 +149,13 @@ def publish_latest(resolver: PathResolver, text: str) -> bool:
         newer["previous_sessions"] = _unique(chain, exclude=newer.get("session_id"))
         atomic_write(path, dump_front_matter(newer) + newer_body)
         return False
+
+
+def _written_at(path: str) -> str:
+    try:
+        return format_utc(os.stat(path).st_mtime)
+    except OSError:
+        return now_iso()
 
 
 def previous_sessions(fields: Mapping[str, object]) -> list[str]:

@@ -14,6 +14,7 @@ import re
 from . import handoff
 from .clock import epoch_seconds, format_utc, now_iso
 from .fsutil import atomic_write, file_lock, open_regular, read_tail, read_text
+from .ids import is_session_id
 from .paths import PathResolver
 from .redact import redact
 
@@ -155,7 +156,7 @@ def _seed_latest_handoff(resolver: PathResolver, moves: list[PlannedMove]) -> No
     if entry is None:
         return
     legacy = {
-        "session_id": entry.session or "legacy",
+        "session_id": entry.session if is_session_id(entry.session) else "legacy",
         "org": resolver.project.org,
         "project": resolver.project.name,
         "status": "legacy",

@@ -1,4 +1,5 @@
 import os
+import re
 from pathlib import Path
 
 import frontmatter
@@ -206,3 +207,40 @@ def test_same_second_ties_resolve_the_same_whatever_the_order(resolver: PathReso
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "y"
     assert fields["previous_sessions"] == ["x"]
+
+
+def _at(days: float) -> str:
+    import time
+
+    from blackboard.clock import format_utc
+
+    return format_utc(time.time() + days * 86400)
+
+
+def test_a_clock_running_ahead_cannot_pin_the_latest_handoff(resolver: PathResolver) -> None:
+    _publish(resolver, "skewed", _at(30))  # its machine thought it was next month
+    latest = Path(resolver.latest_handoff_path())
+    published = re.search(r'published: "([^"]+)"', latest.read_text())
+    assert published is not None
+    latest.write_text(latest.read_text().replace(published.group(1), _at(-1 / 24)))  # it arrived an hour ago
+    assert _publish(resolver, "honest", _at(0)) is True
+    fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "honest"
+    assert fields["previous_sessions"] == ["skewed"]
+
+
+def test_a_legacy_file_stamped_2999_is_newer_only_until_a_real_session_ends(resolver: PathResolver) -> None:
+    from blackboard import migrate
+
+    board = Path(resolver.project_dir)
+    board.mkdir(parents=True)
+    (board / "session-notes.md").write_text("---\n**Session:** ../../etc\n**Time:** 2999-12-31T00:00:00Z\n\nold\n")
+    migrate.migrate_if_needed(resolver)
+    seeded, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert seeded["session_id"] == "legacy"  # a hostile id from a legacy file is not taken as one
+
+    session.start(resolver, "real", "startup", {})
+    session.end(resolver, "real", "other")
+
+    fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "real"
