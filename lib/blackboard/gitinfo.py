@@ -57,7 +57,7 @@ def _common_dir(git_dir: str) -> str:
 
 
 def _branch(git_dir: str) -> str | None:
-    head = (_read(os.path.join(git_dir, "HEAD")) or "").strip()
+    head = ((_read(os.path.join(git_dir, "HEAD")) or "").strip().splitlines() or [""])[0].strip()
     if head.startswith("ref: refs/heads/"):
         return head[len("ref: refs/heads/") :]
     return f"detached@{head[:7]}" if head else None
