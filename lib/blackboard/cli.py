@@ -21,6 +21,7 @@ from .entries import Entry
 from .errors import BlackboardError
 from .meta import STATUSES
 from .paths import PathResolver
+from .redact import redact
 from .registry import SessionEntry
 
 
@@ -510,6 +511,7 @@ def where(ctx: click.Context) -> None:
         data.update(session_id=board.session_id, session_from=board.found_by, board_dir=board.directory)
     except BlackboardError as exc:
         data.update(session_id=None, session_from=str(exc), board_dir=None)
+    data = {key: redact(value) if isinstance(value, str) else value for key, value in data.items()}
     lines = [f"{key:<13} {value}" for key, value in data.items()]
     _emit(data, "\n".join(lines))
 

@@ -11,6 +11,7 @@ import re
 import zlib
 
 from .gitinfo import find_git
+from .redact import redact
 
 _UNSAFE_RUN = r"[^A-Za-z0-9._+-]+"
 _URL_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]*://"
@@ -63,7 +64,8 @@ def parse_remote(url: str) -> tuple[str, str] | None:
         host, _, rest = url.partition("/")
         local = url.startswith(("/", ".", "~")) or "." not in host
         path = url if local else rest
-    parts = [p for p in path.split("?")[0].split("/") if p not in ("", ".", "..", "_git")]
+    path = path.split("?")[0].split("#")[0]  # a query or a fragment (`#token`) names no repository
+    parts = [redact(p) for p in path.split("/") if p not in ("", ".", "..", "_git")]
     if not parts:
         return None
     name = parts[-1][: -len(".git")] if parts[-1].endswith(".git") else parts[-1]
@@ -104,9 +106,9 @@ def identify_project(cwd: str) -> Project:
     if git and git.origin_url:
         parsed = parse_remote(git.origin_url)
         if parsed:
-            return Project(parsed[0], parsed[1], git.branch, f"git remote origin {git.origin_url}")
+            return Project(parsed[0], parsed[1], git.branch, f"git remote origin {redact(git.origin_url)}")
     base = git.toplevel if git else os.path.abspath(cwd)
     digest = zlib.crc32(os.path.realpath(base).encode("utf-8", "surrogateescape"))
-    name = f"{safe_segment(os.path.basename(base) or 'root')}-{digest:08x}"
+    name = f"{safe_segment(redact(os.path.basename(base)) or 'root')}-{digest:08x}"
     why = "git repository without an origin remote" if git else "not a git repository"
-    return Project("local", name, git.branch if git else None, f"{why}: {base}")
+    return Project("local", name, git.branch if git else None, f"{why}: {redact(base)}")

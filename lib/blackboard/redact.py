@@ -1,32 +1,59 @@
-"""Replace secrets (API keys, tokens, private keys) with ``[REDACTED]`` before text leaves a board."""
+"""Replace secrets with ``[REDACTED]`` wherever text leaves the board (docs/adr/0016-secrets.md).
+
+Two kinds of patterns, written from the providers' published formats: tokens whose whole
+match is the secret (``ghp_…``, ``AKIA…``, private key blocks), and values whose
+surroundings stay readable (``PASSWORD=[REDACTED]``, ``postgres://app:[REDACTED]@db``).
+"""
+
+from __future__ import annotations
+
+import re
 
 REDACTED = "[REDACTED]"
-_PATTERNS = [
+
+TOKENS = [
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
     r"\bsk-ant-[A-Za-z0-9_-]{16,}",
-    # OpenAI and the many keys shaped like it (sk-proj-, sk-svcacct-, hex bodies). A key has a
-    # digit or a capital somewhere; a lower-case slug such as a path or branch `sk-some-name` has not.
-    r"\bsk-(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,}",
+    # OpenAI and the keys shaped like it: a slug such as a branch `sk-learn-upgrade` is short,
+    # or has no digit or capital; a key is long, or has them.
+    r"\bsk-(?:[A-Za-z0-9_-]{40,}|(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,})",
     r"\bgh[pousr]_[A-Za-z0-9]{30,}",
     r"\bgithub_pat_[A-Za-z0-9_]{40,}",
     r"\bglpat-[A-Za-z0-9_-]{20,}",
+    r"\bglrt-[A-Za-z0-9_-]{20,}",  # GitLab runner authentication token
+    r"\bGR1348941[A-Za-z0-9_-]{20,}",  # GitLab runner registration token
     r"\bnpm_[A-Za-z0-9]{36,}",
     r"\bpypi-AgE[A-Za-z0-9_-]{50,}",
     r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",
     r"(?i:aws_secret_access_key)[\s\"']*[=:][\s\"']*[A-Za-z0-9/+=]{40}",
-    r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
-    r"\bxapp-[A-Za-z0-9-]{10,}",
+    r"\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{10,}",  # Slack: digits first, unlike a name `xoxb-slack-bot`
+    r"\bxapp-[0-9]-[A-Za-z0-9-]{10,}",
     r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+",
     r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",
     r"\bwhsec_[A-Za-z0-9]{20,}",
     r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])",  # not \b: a key may end in '-'
+    r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face
+    r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",  # SendGrid
+    r"\bdo[opr]_v1_[a-f0-9]{64}\b",  # DigitalOcean
     r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # a JWT, even without Bearer
     r"\b(?i:bearer)\s+[A-Za-z0-9._~+/=-]{16,}",
 ]
-_SECRET = "|".join(f"(?:{p})" for p in _PATTERNS)
-# Every pattern contains one of these (compared in lower case); text with none of them
-# skips the regex, which is costly to compile in a hook that runs on every session start.
-_MARKERS = (
+# Each has a group ``s``, the secret; the rest of the match stays.
+VALUES = [
+    r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]+:(?P<s>[^\s/?#@]+)@",  # https://user:pass@host, postgres://…
+    # .env assignments: PASSWORD=…, API_KEY=…, SECRET_KEY=…, GITHUB_TOKEN=… (a value with a letter, 6+ long)
+    r"(?<![A-Za-z0-9_])(?i:[A-Za-z0-9_]*(?:password|passwd|secret|token|api_?key|access_?key|private_?key|"
+    r"credentials?)[A-Za-z0-9_]*)[ \t]*=[ \t]*[\"']?(?!\[REDACTED\])(?P<s>(?=[^\s\"'&;,]*[A-Za-z])[^\s\"'&;,]{6,})",
+    r"(?i:authorization)[\"']?[ \t]*:[ \t]*(?i:basic)[ \t]+(?P<s>[A-Za-z0-9+/=]{8,})",
+    r"(?i:_authToken)[ \t]*=[ \t]*(?P<s>[^\s\"']+)",  # .npmrc
+    r"(?i:AccountKey)=(?P<s>[A-Za-z0-9+/=]{20,})",  # Azure storage connection strings
+    r"[?&](?i:sig)=(?P<s>[A-Za-z0-9%+/=]{10,})",  # Azure SAS
+    r"(?m)^[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:(?P<s>\S+)$",  # .pgpass: host:port:database:user:password
+    r"\bmysql(?:dump|admin)?\b[^\n]*?[ \t]-p(?P<s>[^\s-]\S*)",  # mysql -pSECRET
+]
+# Every pattern's match holds one of these (compared in lower case), and a .pgpass line has
+# four colons: text with neither is returned as it is, without running the patterns.
+MARKERS = (
     "-----begin",
     "sk-",
     "ghp_",
@@ -36,6 +63,8 @@ _MARKERS = (
     "ghr_",
     "github_pat_",
     "glpat-",
+    "glrt-",
+    "gr1348941",
     "npm_",
     "pypi-",
     "akia",
@@ -48,16 +77,46 @@ _MARKERS = (
     "_test_",
     "whsec_",
     "aiza",
+    "hf_",
+    "sg.",
+    "_v1_",
     "eyj",
     "bearer",
+    "://",
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "api_key",
+    "apikey",
+    "access_key",
+    "accesskey",
+    "private_key",
+    "privatekey",
+    "credential",
+    "authorization",
+    "_authtoken",
+    "accountkey",
+    "sig=",
+    "mysql",
 )
 
 
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED]``."""
     lowered = text.lower()
-    if not any(marker in lowered for marker in _MARKERS):
+    if not any(marker in lowered for marker in MARKERS) and not _has_pgpass_line(text):
         return text
-    import re  # only for text with a marker: a hook with nothing to redact never imports it
+    text = re.sub("|".join(f"(?:{pattern})" for pattern in TOKENS), REDACTED, text)
+    for pattern in VALUES:
+        text = re.sub(pattern, _keep_all_but_the_secret, text)
+    return text
 
-    return re.sub(_SECRET, REDACTED, text)
+
+def _keep_all_but_the_secret(match: re.Match[str]) -> str:
+    start, end = match.span("s")
+    return match.group(0)[: start - match.start()] + REDACTED + match.group(0)[end - match.start() :]
+
+
+def _has_pgpass_line(text: str) -> bool:
+    return text.count(":") >= 4 and any(line.count(":") >= 4 for line in text.split("\n"))

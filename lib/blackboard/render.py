@@ -139,6 +139,7 @@ def handoff_text(resolver: PathResolver, meta: Meta) -> str:
     state = board_state(resolver, session_id)
     claimed = sum(1 for task in state.open if task.fields.get("claimed_by"))
     fields = handoff_fields(meta, len(state.open), len(state.done), state.note_count, claimed)
+    fields = {key: redact(value) if isinstance(value, str) else value for key, value in fields.items()}
     body = (
         f"# Handoff from session {session_id}\n\n"
         + unreadable_section(state)

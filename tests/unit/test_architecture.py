@@ -9,11 +9,10 @@ LIB = Path(__file__).resolve().parents[2] / "lib" / "blackboard"
 
 # Lowest first. A module may import modules of its own layer or of lower ones, never higher.
 LAYERS = [
-    {"errors", "environment", "clock", "fsutil"},
+    {"errors", "environment", "clock", "fsutil", "redact"},
     {"settings", "ids", "approve"},
     {"gitinfo", "project"},
     {"paths"},
-    {"redact"},
     {"meta"},
     {"entries", "registry", "handoff"},
     {"render"},

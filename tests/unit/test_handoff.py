@@ -244,3 +244,17 @@ def test_a_legacy_file_stamped_2999_is_newer_only_until_a_real_session_ends(reso
 
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "real"
+
+
+def test_front_matter_fields_are_redacted(resolver: PathResolver) -> None:
+    from blackboard.meta import update_meta
+
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    session.start(resolver, "s1", "startup", {})
+    update_meta(resolver.meta_path("s1"), lambda m: m.update({"git_branch": f"hotfix/{token}"}))
+    session.end(resolver, "s1", f"other {token}")
+
+    text = Path(resolver.handoff_path("s1")).read_text()
+    assert token not in text
+    fields, _ = handoff.split_front_matter(text)
+    assert fields["git_branch"] == "hotfix/[REDACTED]"

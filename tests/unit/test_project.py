@@ -94,3 +94,31 @@ def test_git_repository_without_remote_is_local(tmp_path: Path) -> None:
     assert found.org == "local"
     assert found.name.startswith("norem-")
     assert found.git_branch == "main"
+
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        pytest.param(f"https://github.com/acme/widget.git#{TOKEN}", ("acme", "widget"), id="token-fragment"),
+        pytest.param(f"https://x:{TOKEN}@github.com/acme/widget.git", ("acme", "widget"), id="token-as-password"),
+        pytest.param(f"https://github.com/acme/{TOKEN}.git", ("acme", "_REDACTED_"), id="token-as-name"),
+    ],
+)
+def test_a_token_in_a_remote_never_becomes_a_folder_name(url: str, expected: tuple) -> None:
+    assert parse_remote(url) == expected
+
+
+def test_a_folder_named_like_a_token_keeps_its_name(tmp_path: Path) -> None:
+    folder = tmp_path / "xoxb-slack-notifier-service"
+    folder.mkdir()
+    assert identify_project(str(folder)).name.startswith("xoxb-slack-notifier-service-")
+
+
+def test_the_reason_shows_a_remote_without_its_password(tmp_path: Path) -> None:
+    repo = make_git_project(tmp_path / "w", remote="https://alice:s3cretPassw0rd@git.example.com/acme/widget.git")
+    found = identify_project(str(repo))
+    assert "s3cretPassw0rd" not in found.reason
+    assert "alice:[REDACTED]@git.example.com" in found.reason

@@ -55,6 +55,13 @@ SECRETS = [
     pytest.param(
         "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----", id="pgp-private-key"
     ),
+    pytest.param("glrt-" + "t1_a1B2c3D4e5F6g7H8i9J0k", id="gitlab-runner"),
+    pytest.param("GR1348941" + "a1B2c3D4e5F6g7H8i9J0", id="gitlab-runner-registration"),
+    pytest.param("hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567", id="hugging-face"),
+    pytest.param("SG." + "a1B2c3D4e5F6g7H8i9J0kL" + "." + "m3N4o5P6q7R8s9T0u1V2w3X4y5Z6a7B8c9D0e1F2g3H", id="sendgrid"),
+    pytest.param("dop_v1_" + "0123456789abcdef" * 4, id="digitalocean-pat"),
+    pytest.param("doo_v1_" + "fedcba9876543210" * 4, id="digitalocean-oauth"),
+    pytest.param("sk-" + "abcdefghijklmnopqrstuvwxyzabcdefghijklmnop", id="openai-lowercase"),
 ]
 
 
@@ -84,6 +91,49 @@ IN_CONTEXT = [
     pytest.param("keys:\n{}\nend", "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----", id="multiline-key"),
     pytest.param("x={},y={}", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", id="twice"),
 ]
+
+# Values whose surroundings stay: (text, what it must become).
+VALUES = [
+    pytest.param(
+        "git clone https://alice:s3cretPassw0rd@git.example.com/acme/widget.git",
+        "git clone https://alice:[REDACTED]@git.example.com/acme/widget.git",
+        id="url-credentials",
+    ),
+    pytest.param(
+        "DATABASE_URL=postgres://app:hunter2hunter2@db.internal:5432/app",
+        "DATABASE_URL=postgres://app:[REDACTED]@db.internal:5432/app",
+        id="postgres-url",
+    ),
+    pytest.param("PASSWORD=correct-horse-battery", "PASSWORD=[REDACTED]", id="env-password"),
+    pytest.param("export API_KEY='abc123def456ghi'", "export API_KEY='[REDACTED]'", id="env-api-key"),
+    pytest.param("SECRET_KEY=django-insecure-9x8y7z", "SECRET_KEY=[REDACTED]", id="env-secret-key"),
+    pytest.param("SENTRY_AUTH_TOKEN=abcd1234efgh5678", "SENTRY_AUTH_TOKEN=[REDACTED]", id="env-token"),
+    pytest.param("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [REDACTED]", id="basic-auth"),
+    pytest.param(
+        "//registry.npmjs.org/:_authToken=a1b2c3d4-e5f6-7890-abcd-ef1234567890",
+        "//registry.npmjs.org/:_authToken=[REDACTED]",
+        id="npmrc",
+    ),
+    pytest.param(
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=" + "A1b2C3d4E5f6G7h8I9j0" * 4 + "==;",
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=[REDACTED];",
+        id="azure-account-key",
+    ),
+    pytest.param(
+        "https://acme.blob.core.windows.net/c/f?sv=2022-11-02&sig=AbCdEf123%2BGhIjKl%3D&se=2026",
+        "https://acme.blob.core.windows.net/c/f?sv=2022-11-02&sig=[REDACTED]&se=2026",
+        id="azure-sas",
+    ),
+    pytest.param("db.internal:5432:app:app_user:Sup3rS3cret!", "db.internal:5432:app:app_user:[REDACTED]", id="pgpass"),
+    pytest.param(
+        "mysql -u root -pS3cretPass app < dump.sql", "mysql -u root -p[REDACTED] app < dump.sql", id="mysql-p"
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), VALUES)
+def test_a_secret_value_goes_and_its_name_stays(text: str, expected: str) -> None:
+    assert redact(text) == expected
 
 
 @pytest.mark.parametrize(("template", "secret"), IN_CONTEXT)
@@ -121,6 +171,14 @@ NEAR_MISSES = [
     pytest.param("we rotate the private key every -----BEGIN-less month", id="begin-without-key"),
     pytest.param("https://hooks.slack.com/ is where webhooks live", id="slack-host-alone"),
     pytest.param("set aws_secret_access_key in ~/.aws/credentials", id="aws-variable-named"),
+    pytest.param("/home/me/src/xoxb-slack-notifier-service/app.py", id="folder-named-like-slack"),
+    pytest.param("git checkout sk-learn-upgrade", id="branch-named-sk"),
+    pytest.param("PASSWORD_MIN_LENGTH=12 and TOKEN_TTL=3600", id="numeric-settings"),
+    pytest.param("the secret: keep tests small", id="secret-in-prose"),
+    pytest.param("mysql -u root -p app", id="mysql-prompting-for-the-password"),
+    pytest.param("at 10:30:45 and 11:15:00", id="times"),
+    pytest.param("https://github.com/acme/widget.git", id="url-without-credentials"),
+    pytest.param("ssh://git@github.com:22/acme/widget", id="ssh-user-without-password"),
 ]
 
 
@@ -132,15 +190,24 @@ def test_near_misses_survive(text: str) -> None:
 SAMPLES = [p.values[0] for p in SECRETS] + [p.values[1] for p in IN_CONTEXT]
 
 
-@pytest.mark.parametrize("index", range(len(redaction._PATTERNS)))
+@pytest.mark.parametrize("index", range(len(redaction.TOKENS)))
 def test_every_pattern_has_a_sample_whose_match_holds_a_marker(index: int) -> None:
     """The cheap precheck skips text without a marker, so a pattern matching marker-free text would leak."""
-    pattern = redaction._PATTERNS[index]
+    pattern = redaction.TOKENS[index]
     matches = [m.group(0) for m in (re.search(pattern, s) for s in SAMPLES) if m]
     assert matches, f"no sample in SECRETS matches {pattern}; add one"
     for matched in matches:
-        assert any(marker in matched.lower() for marker in redaction._MARKERS), (pattern, matched)
+        assert any(marker in matched.lower() for marker in redaction.MARKERS), (pattern, matched)
 
 
 def test_every_marker_is_lower_case() -> None:
-    assert all(marker == marker.lower() for marker in redaction._MARKERS)
+    assert all(marker == marker.lower() for marker in redaction.MARKERS)
+
+
+@pytest.mark.parametrize("index", range(len(redaction.VALUES)))
+def test_every_value_pattern_has_a_sample_the_precheck_lets_through(index: int) -> None:
+    samples = [p.values[0] for p in VALUES]
+    matched = [s for s in samples if re.search(redaction.VALUES[index], s)]
+    assert matched, f"no sample in VALUES matches {redaction.VALUES[index]}; add one"
+    for sample in matched:
+        assert any(m in sample.lower() for m in redaction.MARKERS) or redaction._has_pgpass_line(sample)
