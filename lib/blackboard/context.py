@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 from . import handoff, render
@@ -92,9 +93,7 @@ def fit(head: str, body: str, footer: str, limit: int, others: str = "") -> str:
     every injection, so no text in the data can close the fence or pass for the plugin. Only
     the body gives way to the limit, cut with a visible marker after its fence.
     """
-    import secrets
-
-    nonce = secrets.token_hex(6)
+    nonce = os.urandom(6).hex()  # not `secrets`: it loads OpenSSL, and any unguessable value will do
 
     def fenced(data: str) -> str:
         return f"<<<BLACKBOARD-DATA {nonce}\n{data}\nBLACKBOARD-DATA {nonce}>>>"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Callable
-from typing import BinaryIO
 
 LOCK_TIMEOUT_SECONDS = 30.0
 
@@ -125,7 +125,7 @@ def append_text(path: str, text: str) -> None:
 MAX_WHOLE_READ = 64 * 1024 * 1024  # a board file read whole, to be rewritten, is refused beyond this
 
 
-def open_regular(path: str, follow: bool = False) -> BinaryIO:
+def open_regular(path: str, follow: bool = False) -> io.BufferedReader:
     """Open ``path`` for reading if it is a regular file; OSError for a FIFO, a device or (unless ``follow``) a link.
 
     Never blocks: a FIFO named like a file (``.git``, a board file) is refused, not waited on.

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import zlib
 
 from .gitinfo import find_git
 from .redact import redact
@@ -44,8 +43,14 @@ def safe_segment(text: str) -> str:
     """
     segment = re.sub(_UNSAFE_RUN, "_", text).strip(".") or "_"
     if len(segment) > MAX_SEGMENT:
-        segment = f"{segment[: MAX_SEGMENT - 9]}-{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
+        segment = f"{segment[: MAX_SEGMENT - 9]}-{_crc32(text.encode('utf-8', 'surrogatepass')):08x}"
     return segment
+
+
+def _crc32(data: bytes) -> int:
+    import zlib  # a C extension to load: only a long name or a folder without a remote needs it
+
+    return zlib.crc32(data)
 
 
 def parse_remote(url: str) -> tuple[str, str] | None:
@@ -106,9 +111,10 @@ def identify_project(cwd: str) -> Project:
     if git and git.origin_url:
         parsed = parse_remote(git.origin_url)
         if parsed:
-            return Project(parsed[0], parsed[1], git.branch, f"git remote origin {redact(git.origin_url)}")
+            # the reason is shown by `where`, which redacts it (a remote may carry a password)
+            return Project(parsed[0], parsed[1], git.branch, f"git remote origin {git.origin_url}")
     base = git.toplevel if git else os.path.abspath(cwd)
-    digest = zlib.crc32(os.path.realpath(base).encode("utf-8", "surrogateescape"))
+    digest = _crc32(os.path.realpath(base).encode("utf-8", "surrogateescape"))
     name = f"{safe_segment(redact(os.path.basename(base)) or 'root')}-{digest:08x}"
     why = "git repository without an origin remote" if git else "not a git repository"
-    return Project("local", name, git.branch if git else None, f"{why}: {redact(base)}")
+    return Project("local", name, git.branch if git else None, f"{why}: {base}")
