@@ -156,3 +156,16 @@ def test_only_board_commands_start_the_approval_hook(
     assert _ran(outputs[1]), outputs
     starts = [line for line in log.read_text().splitlines() if line.endswith("pre-tool-use")]
     assert len(starts) == 1, log.read_text()
+
+
+def test_the_plugins_own_path_to_blackboard_runs_unasked(
+    run_claude: ClaudeRunner, model: ModelServer, project: Path
+) -> None:
+    model.add(bash(f"{REPO}/bin/blackboard where"), text("done"))
+
+    result = run_claude(["-p", "look"], cwd=project, model=model)
+
+    assert result.returncode == 0, f"{result.stderr}\n{model.summary()}"
+    (output,) = _outputs(model)
+    assert _ran(output), output
+    assert "session_id" in output
