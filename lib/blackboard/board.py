@@ -9,7 +9,7 @@ from . import entries, settings
 from .clock import age_seconds, now_iso
 from .entries import Entry
 from .errors import BlackboardError
-from .fsutil import read_text
+from .fsutil import read_text, refuse_links
 from .ids import validate_session_id
 from .meta import Meta, read_meta, read_meta_or_none, update_meta
 from .paths import BOARD_FILES, PathResolver
@@ -27,6 +27,7 @@ class Board:
         self.session_id = validate_session_id(session_id)
         self.directory = resolver.get_session_blackboard_dir(session_id)
         self.found_by = found_by
+        refuse_links(resolver.root, self.directory)
 
     def path(self, kind: str) -> str:
         """The file of ``tasks``, ``notes`` or ``context``."""

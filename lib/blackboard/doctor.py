@@ -165,8 +165,18 @@ def _check_leftovers(root: str, repair: bool) -> List[Finding]:
     findings = []
     now = time.time()
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+        if os.path.basename(dirpath) == "_strays":  # what doctor --fix set aside: named once, kept as it is
+            dirnames[:] = []
+            continue
+        links = [name for name in dirnames + filenames if os.path.islink(os.path.join(dirpath, name))]
+        for name in links:
+            path = os.path.join(dirpath, name)
+            problem = f"{path} is a symbolic link; nothing under the root is read or written through one"
+            findings.append(Finding(problem, "remove the link, or move what it points to into its place"))
+        dirnames[:] = [d for d in dirnames if d not in links]
         for name in filenames:
+            if name in links:
+                continue
             path = os.path.join(dirpath, name)
             try:
                 age = now - os.lstat(path).st_mtime

@@ -24,7 +24,10 @@ def record(name: str, title: str, environ: Mapping[str, str] = os.environ) -> st
     Returns where the details went, for the one line a person sees; never raises.
     """
     try:
-        path = log_path(settings.root(environ), name)
+        root = settings.root(environ)
+        path = log_path(root, name)
+        if os.path.islink(os.path.dirname(path)):  # never log through a link out of the root
+            os.replace(os.path.dirname(path), f"{os.path.dirname(path)}.broken-{compact_now()}")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
             os.replace(path, f"{path}.broken-{compact_now()}")  # a folder or link there must not silence the log

@@ -189,3 +189,28 @@ def resolves_inside(root: str, path: str) -> bool:
     """Whether ``path``, with every symlink resolved, is ``root`` or below it."""
     real_root, real = os.path.realpath(root), os.path.realpath(path)
     return real == real_root or real.startswith(real_root + os.sep)
+
+
+def refuse_links(root: str, path: str) -> None:
+    """Raise BlackboardError if ``path``, or a folder between ``root`` and it, is a symbolic link.
+
+    Nothing is read or written through a link inside the root: a link there could lead a
+    write outside it, or a read of any file into a handoff. What does not exist yet is fine.
+    """
+    from .errors import BlackboardError
+
+    relative = os.path.relpath(path, root)
+    if relative == ".." or relative.startswith(".." + os.sep) or os.path.isabs(relative):
+        raise BlackboardError(f"refusing {path}: it is outside {root}")
+    current = root
+    for part in relative.split(os.sep):
+        current = os.path.join(current, part)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(current).st_mode)
+        except FileNotFoundError:
+            return
+        if is_link:
+            raise BlackboardError(
+                f"refusing {current}: a symbolic link inside {root}; nothing is written or read through one "
+                "(`blackboard doctor` names them)"
+            )

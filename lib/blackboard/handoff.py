@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 
 from .clock import epoch_seconds, format_utc, now_iso
-from .fsutil import atomic_write, file_lock, read_head
+from .fsutil import atomic_write, file_lock, read_head, refuse_links
 from .ids import is_session_id
 from .paths import PathResolver
 
@@ -100,6 +100,7 @@ def read_handoff(path: str) -> tuple[dict[str, object], str] | None:
 
 def write_session_handoff(resolver: PathResolver, session_id: str, text: str) -> None:
     """Write ``handoff-{id}.md``."""
+    refuse_links(resolver.root, resolver.get_handoff_dir())
     os.makedirs(resolver.get_handoff_dir(), exist_ok=True)
     atomic_write(resolver.handoff_path(session_id), text)
 
@@ -131,6 +132,7 @@ def publish_latest(resolver: PathResolver, text: str) -> bool:
     ``previous_sessions``. Returns True when ``text`` became the latest.
     """
     path = resolver.latest_handoff_path()
+    refuse_links(resolver.root, resolver.get_handoff_dir())
     os.makedirs(resolver.get_handoff_dir(), exist_ok=True)
     fields, body = split_front_matter(text)
     fields["published"] = now_iso()

@@ -13,7 +13,7 @@ import re
 
 from . import handoff
 from .clock import epoch_seconds, format_utc, now_iso
-from .fsutil import atomic_write, file_lock, open_regular, read_tail, read_text
+from .fsutil import atomic_write, file_lock, open_regular, read_tail, read_text, refuse_links
 from .ids import is_session_id
 from .paths import PathResolver
 from .redact import redact
@@ -65,6 +65,7 @@ def migrate_if_needed(resolver: PathResolver) -> list[PlannedMove]:
 
 
 def _migrate_source(resolver: PathResolver, source: str, legacy_dir: str) -> list[PlannedMove]:
+    refuse_links(resolver.root, legacy_dir)
     os.makedirs(legacy_dir, exist_ok=True)
     with file_lock(os.path.join(legacy_dir, MANIFEST)):
         files = legacy_files(source)  # re-check: another session may have migrated meanwhile

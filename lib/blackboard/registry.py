@@ -10,7 +10,7 @@ import os
 
 from .clock import epoch_seconds, format_utc
 from .errors import BlackboardError
-from .fsutil import create_exclusive
+from .fsutil import create_exclusive, refuse_links
 from .ids import is_session_id
 from .meta import Meta, read_meta
 from .paths import META_FILE, TRASH_PREFIX, PathResolver
@@ -101,46 +101,52 @@ def _subdirs(path: str) -> list[str]:
 
 def active_session_ids(resolver: PathResolver) -> list[str]:
     """Ids with an active marker, cheap even when the project holds thousands of sessions."""
-    try:
-        names = os.listdir(resolver.active_dir)
-    except OSError:
-        return []
-    return sorted(name for name in names if is_session_id(name))
+    return _markers(resolver, resolver.active_dir)
 
 
 def mark_active(resolver: PathResolver, session_id: str) -> None:
     """Add the session's active marker (kept if it is there already)."""
+    refuse_links(resolver.root, resolver.active_dir)
     os.makedirs(resolver.active_dir, exist_ok=True)
     create_exclusive(resolver.active_marker(session_id), "")
 
 
 def unmark_active(resolver: PathResolver, session_id: str) -> None:
-    """Remove the session's active marker, if any."""
+    """Remove the session's active marker, if any (never through a link)."""
+    _unmark(resolver, resolver.active_marker(session_id))
+
+
+def _unmark(resolver: PathResolver, marker: str) -> None:
     try:
-        os.unlink(resolver.active_marker(session_id))
-    except FileNotFoundError:
+        refuse_links(resolver.root, os.path.dirname(marker))
+        os.unlink(marker)
+    except (FileNotFoundError, BlackboardError):
         pass
 
 
 def mark_unpublished(resolver: PathResolver, session_id: str) -> None:
     """Note, before a session's status changes, that its handoff still has to be published."""
+    refuse_links(resolver.root, resolver.unpublished_dir)
     os.makedirs(resolver.unpublished_dir, exist_ok=True)
     create_exclusive(resolver.unpublished_marker(session_id), "")
 
 
 def unmark_unpublished(resolver: PathResolver, session_id: str) -> None:
     """The session's handoff is published."""
-    try:
-        os.unlink(resolver.unpublished_marker(session_id))
-    except FileNotFoundError:
-        pass
+    _unmark(resolver, resolver.unpublished_marker(session_id))
 
 
 def unpublished_ids(resolver: PathResolver) -> list[str]:
     """Sessions whose end did not get as far as publishing their handoff (a full disk, a damaged file)."""
+    return _markers(resolver, resolver.unpublished_dir)
+
+
+def _markers(resolver: PathResolver, directory: str) -> list[str]:
+    """The session ids a marker folder names; none when it is missing, or is (or lies under) a link."""
     try:
-        names = os.listdir(resolver.unpublished_dir)
-    except OSError:
+        refuse_links(resolver.root, directory)
+        names = os.listdir(directory)
+    except (OSError, BlackboardError):
         return []
     return sorted(name for name in names if is_session_id(name))
 

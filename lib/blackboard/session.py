@@ -7,7 +7,7 @@ import os
 from . import handoff, render, settings
 from .clock import age_seconds, now_iso
 from .errors import BlackboardError
-from .fsutil import file_lock
+from .fsutil import file_lock, refuse_links
 from .ids import optional_str
 from .meta import ACTIVE, ENDED, Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
 from .paths import PathResolver
@@ -39,6 +39,8 @@ def start(
 ) -> Started:
     """Create or reopen the session's board for a SessionStart of the given ``source``."""
     path = resolver.meta_path(session_id)
+    refuse_links(resolver.root, resolver.get_session_blackboard_dir(session_id))
+    refuse_links(resolver.root, resolver.active_dir)
     existing = read_meta(path)
     if existing is not None:
         try:
@@ -138,6 +140,7 @@ def checkpoint(resolver: PathResolver, session_id: str) -> Meta | None:
     draft may have replaced the final handoff, so the final one is written again.
     """
     path = resolver.meta_path(session_id)
+    refuse_links(resolver.root, resolver.get_session_blackboard_dir(session_id))
     meta = read_meta(path)
     if meta is None or meta["status"] != ACTIVE:
         return meta
@@ -151,6 +154,7 @@ def checkpoint(resolver: PathResolver, session_id: str) -> Meta | None:
 def end(resolver: PathResolver, session_id: str, reason: str) -> Meta | None:
     """SessionEnd: mark the session ended, write its final handoff, offer it as the latest."""
     path = resolver.meta_path(session_id)
+    refuse_links(resolver.root, resolver.get_session_blackboard_dir(session_id))
     if read_meta(path) is None:
         return None
     mark_unpublished(resolver, session_id)  # first: if what follows fails, the next start finishes it

@@ -161,8 +161,8 @@ def test_stray_entries_are_named_once_and_set_aside(resolver: PathResolver, root
     (sessions / "elsewhere").symlink_to(tmp_path)
 
     problems = [f.problem for f in _problems(root)]
-    assert len(problems) == 4
-    assert all("is not a session" in p for p in problems)
+    assert len([p for p in problems if "is not a session" in p]) == 4
+    assert len([p for p in problems if "elsewhere is a symbolic link" in p]) == 1
     assert [e.session_id for e in registry.list_sessions(resolver)] == ["s1"]
 
     assert all(f.fixed for f in _problems(root, repair=True))
