@@ -57,14 +57,18 @@ def test_cleanup_during_session_starts_and_a_resume(hook_venv: Path, resolver: P
     for proc in [*starts, resumed, *ended]:
         with proc:
             proc.wait(60)
-            assert proc.returncode == 0 and proc.stderr.read() == b""  # type: ignore[union-attr]
+            err = proc.stderr.read()  # type: ignore[union-attr]
+            assert proc.returncode == 0, err
+            assert err == b""
 
     metas = {e.session_id: e.meta for e in resolver.list_session_blackboards()}
     assert all(metas[f"new-{i}"] is not None for i in range(6))
-    assert metas["old-150"] is not None and metas["old-150"]["status"] == "active"  # kept or started afresh
+    assert metas["old-150"] is not None
+    assert metas["old-150"]["status"] == "active"  # kept or started afresh
     assert not [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".removing-")]
     removed = {s["session_id"] for s in json.loads(out)["sessions"]}
-    assert len(removed) >= 299 and not any(i.startswith("new-") for i in removed)
+    assert len(removed) >= 299
+    assert not any(i.startswith("new-") for i in removed)
     assert not any(os.path.exists(resolver.handoff_path(i)) for i in removed)
     assert not (Path(resolver.root) / "logs").exists()
 
@@ -85,7 +89,9 @@ def test_sessions_resumed_while_cleanup_runs_stay_whole(hook_venv: Path, resolve
     for proc in waiting:
         with proc:
             proc.wait(60)
-            assert proc.returncode == 0 and proc.stderr.read() == b""  # type: ignore[union-attr]
+            err = proc.stderr.read()  # type: ignore[union-attr]
+            assert proc.returncode == 0, err
+            assert err == b""
 
     removed = {s["session_id"] for s in json.loads(out)["sessions"]}
     left = os.listdir(resolver.sessions_dir)

@@ -80,7 +80,8 @@ def test_a_session_resumed_after_the_plan_is_left_untouched(resolver: PathResolv
     steps = []
     assert _ids(cleanup.remove(doomed, steps.append).removed) == ["s2"]
     assert _tree(resolver.get_session_blackboard_dir("s1")) == before
-    assert os.path.exists(resolver.handoff_path("s1")) and not os.path.exists(resolver.handoff_path("s2"))
+    assert os.path.exists(resolver.handoff_path("s1"))
+    assert not os.path.exists(resolver.handoff_path("s2"))
     assert steps == [1, 1]  # the progress advances for the kept session too
     assert [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".")] == []
 
@@ -156,7 +157,8 @@ def test_a_session_left_set_aside_by_an_interrupted_cleanup_goes_next_time(resol
     assert os.path.exists(resolver.handoff_path("old"))
     assert _ids(cleanup.remove(doomed).removed) == [".removing-old-99"]
     assert os.listdir(resolver.sessions_dir) == ["kept"]
-    assert not os.path.exists(resolver.handoff_path("old")) and os.path.exists(resolver.handoff_path("kept"))
+    assert not os.path.exists(resolver.handoff_path("old"))
+    assert os.path.exists(resolver.handoff_path("kept"))
 
 
 def test_a_session_resumed_between_the_checks_is_put_back_whole(
@@ -195,8 +197,10 @@ def test_a_board_that_cannot_be_put_back_is_kept_aside_whole_and_reported(
     monkeypatch.setattr(cleanup, "_still_finished", resumed_and_its_folder_made_again)
     removed, problems = cleanup.remove(doomed)
     [aside] = [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".removing-s1-")]
-    assert removed == [] and len(problems) == 1
-    assert problems[0].startswith("s1: resumed while being removed") and aside in problems[0]
+    assert removed == []
+    assert len(problems) == 1
+    assert problems[0].startswith("s1: resumed while being removed")
+    assert aside in problems[0]
     assert _tree(os.path.join(resolver.sessions_dir, aside)) == before
     assert os.path.exists(resolver.handoff_path("s1"))
 
@@ -217,12 +221,14 @@ def test_a_session_that_fails_to_delete_is_reported_and_taken_by_the_next_cleanu
     monkeypatch.setattr(os, "unlink", refuse)
     removed, problems = cleanup.remove(doomed)
     assert _ids(removed) == ["good"]
-    assert len(problems) == 1 and problems[0].startswith("bad: [Errno 13] Permission denied")
+    assert len(problems) == 1
+    assert problems[0].startswith("bad: [Errno 13] Permission denied")
     [aside] = [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".removing-bad-")]
     assert os.path.exists(os.path.join(resolver.sessions_dir, aside, "_meta.json"))  # deleted last, so still known
     monkeypatch.setattr(os, "unlink", unlink)
     doomed, skipped = cleanup.plan([resolver], 30 * DAY, keep=0)
-    assert _ids(doomed) == [aside] and skipped == []
+    assert _ids(doomed) == [aside]
+    assert skipped == []
     assert _ids(cleanup.remove(doomed).removed) == [aside]
     assert os.listdir(resolver.sessions_dir) == []
 
@@ -273,7 +279,8 @@ def test_remove_reports_the_bytes_freed(resolver: PathResolver) -> None:
     (Path(resolver.get_session_blackboard_dir("old")) / "extra" / "data.bin").write_bytes(b"x" * 5000)
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
     measured = doomed[0].size
-    assert [c.size for c in cleanup.remove(doomed).removed] == [measured] and measured > 5000
+    assert measured > 5000
+    assert [c.size for c in cleanup.remove(doomed).removed] == [measured]
 
 
 def _no_semaphores(*args: object, **kwargs: object) -> None:
@@ -317,7 +324,8 @@ def test_symlinks_are_never_followed(resolver: PathResolver, tmp_path: Path) -> 
     (outside / "fake" / "_meta.json").write_text(Path(resolver.meta_path("old")).read_text().replace('"old"', '"fake"'))
     os.symlink(outside / "fake", resolver.get_session_blackboard_dir("fake"))
     doomed, skipped = cleanup.plan([resolver], 30 * DAY, keep=0)
-    assert _ids(doomed) == ["old"] and any("symlink" in s for s in skipped)
+    assert _ids(doomed) == ["old"]
+    assert any("symlink" in s for s in skipped)
     cleanup.remove(doomed)
     assert (outside / "precious.txt").read_text() == "keep me"
     assert (outside / "fake" / "_meta.json").exists()
@@ -329,7 +337,8 @@ def test_corrupt_sessions_are_reported_not_removed(resolver: PathResolver) -> No
     broken.mkdir()
     (broken / "_meta.json").write_text("{")
     doomed, skipped = cleanup.plan([resolver], 30 * DAY, keep=0)
-    assert _ids(doomed) == ["ok"] and any("broken" in s for s in skipped)
+    assert _ids(doomed) == ["ok"]
+    assert any("broken" in s for s in skipped)
 
 
 @pytest.fixture
@@ -346,23 +355,30 @@ def _cli(*args: str, stdin: str = ""):
 def test_cli_dry_run_lists_and_removes_nothing(resolver: PathResolver, in_project: Path) -> None:
     _session(resolver, "old", "ended", 40)
     code, out, _ = _cli("cleanup", "--dry-run", "--keep", "0")
-    assert code == 0 and "would remove acme/widget old" in out and "would remove 1 sessions" in out
+    assert code == 0
+    assert "would remove acme/widget old" in out
+    assert "would remove 1 sessions" in out
     assert os.path.exists(resolver.meta_path("old"))
     data = json.loads(_cli("cleanup", "--dry-run", "--keep", "0", "--json")[1])
-    assert data["dry_run"] and data["sessions"][0]["session_id"] == "old" and data["bytes"] > 0
+    assert data["dry_run"] is True
+    assert [s["session_id"] for s in data["sessions"]] == ["old"]
+    assert data["bytes"] > 0
 
 
 def test_cli_without_yes_and_without_a_terminal_only_previews(resolver: PathResolver, in_project: Path) -> None:
     _session(resolver, "old", "ended", 40)
     code, out, err = _cli("cleanup", "--keep", "0")
-    assert code == 0 and "would remove" in out and "--yes" in err
+    assert code == 0
+    assert "would remove" in out
+    assert "--yes" in err
     assert os.path.exists(resolver.meta_path("old"))
 
 
 def test_cli_yes_removes(resolver: PathResolver, in_project: Path) -> None:
     _session(resolver, "old", "ended", 40)
     code, out, _ = _cli("cleanup", "--keep", "0", "--yes")
-    assert code == 0 and "removed 1 sessions" in out
+    assert code == 0
+    assert "removed 1 sessions" in out
     assert not os.path.exists(resolver.get_session_blackboard_dir("old"))
 
 
@@ -375,7 +391,9 @@ def test_cli_older_than(resolver: PathResolver, in_project: Path, age: str, expe
 
 def test_cli_bad_age_is_one_line(in_project: Path) -> None:
     code, out, err = _cli("cleanup", "--older-than", "soon")
-    assert code == 1 and "is not an age" in err and err.count("\n") == 1
+    assert code == 1
+    assert "is not an age" in err
+    assert err.count("\n") == 1
 
 
 def test_cli_all_projects(resolver: PathResolver, root: Path, in_project: Path) -> None:
