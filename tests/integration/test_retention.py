@@ -116,7 +116,7 @@ def test_ctrl_c_during_cleanup_leaves_every_session_whole_and_the_next_run_finis
     deadline = time.monotonic() + 60
     while len(os.listdir(resolver.sessions_dir)) > 1500 and time.monotonic() < deadline:
         time.sleep(0.002)
-    os.killpg(cleaner.pid, signal.SIGINT)  # what Ctrl+C does: the CLI and its workers all get it
+    os.killpg(cleaner.pid, signal.SIGINT)  # what Ctrl+C does: the whole process group gets it
     cleaner.communicate(timeout=60)
     assert cleaner.returncode != 0
     left = os.listdir(resolver.sessions_dir)
