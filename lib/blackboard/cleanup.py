@@ -9,34 +9,18 @@ import os
 import shutil
 import stat
 import time
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    Generator,
-    Iterable,
-    List,
-    Mapping,
-    NamedTuple,
-    Optional,
-    Tuple,
-    TypeVar,
-)
+from functools import partial
+from typing import Any, Callable, Dict, Generator, Iterable, List, Mapping, NamedTuple, Optional, Tuple, TypeVar
 
 from .clock import age_seconds
 from .fsutil import resolves_inside
 from .ids import is_session_id
 from .meta import FINISHED, read_meta_or_none
 from .paths import PathResolver
-from .registry import SessionEntry, session_entry, session_id_of
+from .registry import SessionEntry, session_entry, session_folders, session_id_of
 
-if TYPE_CHECKING:
-    from concurrent.futures import Executor
-
-WORKERS = 8  # 4, 12 and 16 measured no faster (see _workers)
-CHUNK = 32  # jobs a worker takes at a time
-SERIAL_BELOW = 64  # fewer jobs than this run in this process: forking would cost more
+WORKERS = 8  # threads: they overlap waits on the disk (see docs/adr/0015-cleanup-on-threads.md)
+CHUNK = 32  # jobs a thread takes at a time: a future for each job measured slower
 Fingerprint = Tuple[int, int, int, int]
 SETTLED_NS = 2_000_000_000  # a FAT time stamp is 2 s coarse
 Job = TypeVar("Job")
@@ -62,12 +46,12 @@ def plan(
 ) -> Tuple[List[Candidate], List[str]]:
     """What a cleanup would remove (with sizes when ``measure``), and one line per session it must skip.
 
-    The sessions' metadata is read by several workers, which keeps the disk busy when the
+    The sessions' metadata is read on several threads, which keeps the disk busy when the
     boards are no longer in memory (a month-old board usually is not): 10 000 read one by
     one took 3.8 s from a cold cache here, against 0.6 s warm.
     """
     resolvers = list(resolvers)
-    jobs = [(resolver, name) for resolver in resolvers for name in _names(resolver.sessions_dir)]
+    jobs = [(resolver, name) for resolver in resolvers for name in session_folders(resolver)]
     found: Dict[int, List[Tuple[Optional[Fingerprint], SessionEntry]]] = {id(r): [] for r in resolvers}
     with contextlib.closing(_parallel(_read_session, jobs)) as results:
         for (resolver, _), result in zip(jobs, results):
@@ -94,13 +78,6 @@ def plan(
         with contextlib.closing(_parallel(tree_size, [c.directory for c in doomed])) as sizes:
             doomed = [c._replace(size=size) for c, size in zip(doomed, sizes)]
     return doomed, skipped
-
-
-def _names(sessions_dir: str) -> List[str]:
-    try:
-        return os.listdir(sessions_dir)
-    except FileNotFoundError:
-        return []
 
 
 def _finished(listed: List[SessionEntry]) -> List[SessionEntry]:
@@ -156,7 +133,7 @@ class Removal(NamedTuple):
 def remove(candidates: List[Candidate], advance: Optional[Callable[[int], None]] = None) -> Removal:
     """Delete the planned sessions and their archived handoffs.
 
-    Each session goes whole through ``_remove_one`` in one of several workers, so renaming,
+    Each session goes whole through ``_remove_one`` on one of several threads, so renaming,
     checking and deleting overlap instead of running as phases. ``advance`` is called once
     per candidate, removed or kept. On Ctrl+C each session is removed whole or not at all.
     """
@@ -179,67 +156,24 @@ def remove(candidates: List[Candidate], advance: Optional[Callable[[int], None]]
 
 
 def _parallel(function: Callable[[Job], Result], jobs: List[Job]) -> Generator[Result, None, None]:
-    """``function`` over ``jobs`` in several workers (in this process for a few), the results in order.
+    """``function`` over ``jobs`` on up to ``WORKERS`` threads, ``CHUNK`` jobs at a time, the results in order.
 
-    On Ctrl+C (or any error here) no more batches are handed out; the workers finish those
-    they hold, up to ``CHUNK`` jobs each and a batch more queued per worker, job by job.
+    Ctrl+C raises KeyboardInterrupt in the main thread only, which runs no job: the batches not
+    started are cancelled and those started run to their end, so no job is cut in half.
     """
-    if len(jobs) < SERIAL_BELOW:
-        yield from map(function, jobs)
-        return
-    pool = _workers(min(WORKERS, len(jobs)))
-    try:
-        try:
-            results = pool.map(function, jobs, chunksize=CHUNK)
-        except BaseException as exc:  # a fork failed part-way: without work, the workers forked would wait forever
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
-                process.kill()
-            pool.shutdown(wait=False)
-            if not isinstance(exc, OSError):
-                raise
-            from concurrent.futures import ThreadPoolExecutor  # too many processes, say: the same work on threads
+    from concurrent.futures import ThreadPoolExecutor  # imports logging: only when there is work
 
-            pool = ThreadPoolExecutor(min(WORKERS, len(jobs)))
-            results = pool.map(function, jobs)
-        yield from results
+    batches = [jobs[i : i + CHUNK] for i in range(0, len(jobs), CHUNK)]
+    pool = ThreadPoolExecutor(WORKERS)  # a thread is started per batch handed out, up to WORKERS
+    try:
+        for results in pool.map(partial(_each, function), batches):
+            yield from results
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _workers(count: int) -> "Executor":
-    """Forked processes on Linux, threads elsewhere.
-
-    Deleting is mostly waiting on the disk (on a file system mounted with ``discard``, each
-    freed block can wait for the device), so workers overlap those waits. It is also many
-    short system calls, and threads spend about as long again passing the GIL to each other:
-    deleting 10 000 sessions and their handoffs took 5.2-5.5 s on 8 threads, 3.2-3.7 s in 8
-    processes (2 cores, ext4 with ``discard``). Threads are kept on macOS (forking is unsafe
-    there and a spawned child would run the CLI again), in a sandbox without the semaphores
-    a process pool needs, and on a Python that forks workers while the pool's own threads
-    run (before the fix of CPython issue 90622), which can deadlock a child.
-    """
-    import multiprocessing
-    import sys
-    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-
-    if sys.platform.startswith("linux"):
-        for stream in (sys.stdout, sys.stderr):  # else each child would write out a copy of what is pending
-            stream.flush()
-        with contextlib.suppress(OSError, ImportError, NotImplementedError):
-            pool = ProcessPoolExecutor(
-                count, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_interrupts
-            )
-            if getattr(pool, "_safe_to_dynamically_spawn_children", None) is False:  # forks every worker up front
-                return pool
-            pool.shutdown()
-    return ThreadPoolExecutor(count)
-
-
-def _ignore_interrupts() -> None:
-    """Ctrl+C reaches the whole process group: workers leave it to the CLI, which stops handing out work."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _each(function: Callable[[Job], Result], batch: List[Job]) -> List[Result]:
+    return [function(job) for job in batch]
 
 
 def _remove_one(job: Tuple[Candidate, bool, bool]) -> Tuple[Optional[int], Optional[str]]:

@@ -34,11 +34,16 @@ def list_sessions(resolver: PathResolver, status: str | None = None) -> list[Ses
 
     Only folders are sessions: a ``.DS_Store``, a ``notes.txt`` or a link is a stray (``strays``).
     """
-    found = [session_entry(resolver, name) for name in _folders(resolver)[0]]
+    found = [session_entry(resolver, name) for name in session_folders(resolver)]
     if status is not None:
         found = [entry for entry in found if entry.meta is not None and entry.meta.get("status") == status]
     found.sort(key=lambda e: (str((e.meta or {}).get("started") or ""), e.session_id), reverse=True)
     return found
+
+
+def session_folders(resolver: PathResolver) -> list[str]:
+    """The names of the folders under ``sessions/`` that are sessions (or boards a cleanup set aside)."""
+    return _folders(resolver)[0]
 
 
 def strays(resolver: PathResolver) -> list[str]:

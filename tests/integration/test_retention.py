@@ -58,8 +58,9 @@ def test_cleanup_during_session_starts_and_a_resume(hook_venv: Path, resolver: P
     for proc in [*starts, resumed, *ended]:
         with proc:
             proc.wait(60)
-            assert proc.returncode == 0
-            assert proc.stderr.read() == b""  # type: ignore[union-attr]
+            err = proc.stderr.read()  # type: ignore[union-attr]
+            assert proc.returncode == 0, err
+            assert err == b""
 
     metas = {e.session_id: e.meta for e in registry.list_sessions(resolver)}
     assert all(metas[f"new-{i}"] is not None for i in range(6))
@@ -89,8 +90,9 @@ def test_sessions_resumed_while_cleanup_runs_stay_whole(hook_venv: Path, resolve
     for proc in waiting:
         with proc:
             proc.wait(60)
-            assert proc.returncode == 0
-            assert proc.stderr.read() == b""  # type: ignore[union-attr]
+            err = proc.stderr.read()  # type: ignore[union-attr]
+            assert proc.returncode == 0, err
+            assert err == b""
 
     removed = {s["session_id"] for s in json.loads(out)["sessions"]}
     left = os.listdir(resolver.sessions_dir)
@@ -115,7 +117,7 @@ def test_ctrl_c_during_cleanup_leaves_every_session_whole_and_the_next_run_finis
     deadline = time.monotonic() + 60
     while len(os.listdir(resolver.sessions_dir)) > 1500 and time.monotonic() < deadline:
         time.sleep(0.002)
-    os.killpg(cleaner.pid, signal.SIGINT)  # what Ctrl+C does: the CLI and its workers all get it
+    os.killpg(cleaner.pid, signal.SIGINT)  # what Ctrl+C does: the whole process group gets it
     cleaner.communicate(timeout=60)
     assert cleaner.returncode == 130
     left = os.listdir(resolver.sessions_dir)

@@ -1,23 +1,19 @@
 import json
-import multiprocessing
 import os
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Callable, List
 
 import pytest
 
-from blackboard import board, cleanup, session
-from blackboard.meta import update_meta
+from blackboard import board, cleanup, registry, session
+from blackboard.meta import read_meta, update_meta
 from blackboard.paths import PathResolver
-from helpers import run_cli
+from helpers import REPO, run_cli
 
 DAY = 86400
-
-
-@pytest.fixture(autouse=True)
-def in_workers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Small boards through the worker pool too, as 10 000 sessions would go."""
-    monkeypatch.setattr(cleanup, "SERIAL_BELOW", 0)
 
 
 def _iso(days_ago: float) -> str:
@@ -31,7 +27,7 @@ def _session(resolver: PathResolver, session_id: str, status: str, days_ago: flo
         session.end(resolver, session_id, "other")
     update_meta(
         resolver.meta_path(session_id),
-        lambda m: m.update(status=status, ended=_iso(days_ago), last_activity=_iso(days_ago)),
+        lambda m: m.update({"status": status, "ended": _iso(days_ago), "last_activity": _iso(days_ago)}),
     )
 
 
@@ -81,9 +77,28 @@ def test_a_session_resumed_after_the_plan_is_left_untouched(resolver: PathResolv
     steps = []
     assert _ids(cleanup.remove(doomed, steps.append).removed) == ["s2"]
     assert _tree(resolver.get_session_blackboard_dir("s1")) == before
-    assert os.path.exists(resolver.handoff_path("s1")) and not os.path.exists(resolver.handoff_path("s2"))
+    assert os.path.exists(resolver.handoff_path("s1"))
+    assert not os.path.exists(resolver.handoff_path("s2"))
     assert steps == [1, 1]  # the progress advances for the kept session too
     assert [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".")] == []
+
+
+def test_each_result_goes_to_its_own_session_across_many_batches(resolver: PathResolver) -> None:
+    for i in range(100):  # several batches of cleanup.CHUNK, removed at the same time
+        _session(resolver, f"s{i:03d}", "ended", 40)
+        Path(resolver.get_session_blackboard_dir(f"s{i:03d}"), "extra.bin").write_bytes(b"x" * i)  # a size of its own
+    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
+    resumed = [f"s{i:03d}" for i in range(0, 100, 7)]
+    for session_id in resumed:
+        session.start(resolver, session_id, "resume", {})
+    steps: List[int] = []
+    removed, problems = cleanup.remove(doomed, steps.append)
+    assert problems == []
+    assert [(c.session_id, c.size) for c in removed] == [
+        (c.session_id, c.size) for c in doomed if c.session_id not in resumed
+    ]
+    assert steps == [1] * 100
+    assert sorted(os.listdir(resolver.sessions_dir)) == resumed
 
 
 @pytest.fixture
@@ -121,7 +136,7 @@ def test_an_unchanged_meta_is_trusted_without_reading_it_again(
     def read_again(path: str) -> None:
         raise AssertionError(f"read {path} again")
 
-    monkeypatch.setattr(cleanup, "read_meta_or_none", read_again)  # the forked workers inherit it
+    monkeypatch.setattr(cleanup, "read_meta_or_none", read_again)
     assert _ids(cleanup.remove(doomed).removed) == ["s1"]
 
 
@@ -157,24 +172,46 @@ def test_a_session_left_set_aside_by_an_interrupted_cleanup_goes_next_time(resol
     assert os.path.exists(resolver.handoff_path("old"))
     assert _ids(cleanup.remove(doomed).removed) == [".removing-old-99"]
     assert os.listdir(resolver.sessions_dir) == ["kept"]
-    assert not os.path.exists(resolver.handoff_path("old")) and os.path.exists(resolver.handoff_path("kept"))
+    assert not os.path.exists(resolver.handoff_path("old"))
+    assert os.path.exists(resolver.handoff_path("kept"))
 
 
-def test_a_session_resumed_between_the_checks_is_put_back_whole(
+def _racing_the_move(
+    monkeypatch: pytest.MonkeyPatch, before: Callable[[str], None], after: Callable[[str], None]
+) -> None:
+    """Run ``before(board)`` just before cleanup moves a board aside and ``after(board)`` just after.
+
+    The moments between its two checks, where a hook can win the race only by a hair.
+    """
+    rename = os.rename
+
+    def racing(source: str, destination: str) -> None:
+        moving_aside = os.path.basename(destination).startswith(".removing-")
+        if moving_aside:
+            before(source)
+        rename(source, destination)
+        if moving_aside:
+            after(source)
+
+    monkeypatch.setattr(os, "rename", racing)
+
+
+def test_a_session_resumed_just_before_it_is_moved_aside_is_put_back_whole(
     resolver: PathResolver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _session(resolver, "s1", "ended", 40)
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
-    before = _tree(resolver.get_session_blackboard_dir("s1"))
-    checks = []
+    resumed: List[dict] = []
 
-    def resumed_after_the_first_check(candidate: cleanup.Candidate, directory: str) -> bool:
-        checks.append(directory)
-        return len(checks) == 1
+    def resume(board: str) -> None:
+        session.start(resolver, "s1", "resume", {})
+        resumed.append(_tree(board))
 
-    monkeypatch.setattr(cleanup, "_still_finished", resumed_after_the_first_check)
+    _racing_the_move(monkeypatch, before=resume, after=lambda board: None)
     assert cleanup.remove(doomed) == ([], [])
-    assert _tree(resolver.get_session_blackboard_dir("s1")) == before
+    assert len(resumed) == 1  # the first check passed and the board was moved
+    assert _tree(resolver.get_session_blackboard_dir("s1")) == resumed[0]
+    assert read_meta(resolver.meta_path("s1"))["status"] == "active"  # type: ignore[index]
     assert os.path.exists(resolver.handoff_path("s1"))
     assert [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".")] == []
 
@@ -184,21 +221,24 @@ def test_a_board_that_cannot_be_put_back_is_kept_aside_whole_and_reported(
 ) -> None:
     _session(resolver, "s1", "ended", 40)
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
-    before = _tree(resolver.get_session_blackboard_dir("s1"))
+    resumed: List[dict] = []
 
-    def resumed_and_its_folder_made_again(candidate: cleanup.Candidate, directory: str) -> bool:
-        if directory == candidate.directory:
-            return True
-        os.mkdir(candidate.directory)  # as a lock taken on the resumed board does
-        Path(candidate.directory, "_meta.json.lock").touch()
-        return False
+    def resume(board: str) -> None:
+        session.start(resolver, "s1", "resume", {})
+        resumed.append(_tree(board))
 
-    monkeypatch.setattr(cleanup, "_still_finished", resumed_and_its_folder_made_again)
+    def lock_taken_on_the_resumed_board(board: str) -> None:
+        os.mkdir(board)  # taking a lock makes the folder of its lock file
+        Path(board, "_meta.json.lock").touch()
+
+    _racing_the_move(monkeypatch, before=resume, after=lock_taken_on_the_resumed_board)
     removed, problems = cleanup.remove(doomed)
     [aside] = [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".removing-s1-")]
-    assert removed == [] and len(problems) == 1
-    assert problems[0].startswith("s1: resumed while being removed") and aside in problems[0]
-    assert _tree(os.path.join(resolver.sessions_dir, aside)) == before
+    assert removed == []
+    assert len(problems) == 1
+    assert problems[0].startswith("s1: resumed while being removed")
+    assert aside in problems[0]
+    assert _tree(os.path.join(resolver.sessions_dir, aside)) == resumed[0]
     assert os.path.exists(resolver.handoff_path("s1"))
 
 
@@ -218,54 +258,50 @@ def test_a_session_that_fails_to_delete_is_reported_and_taken_by_the_next_cleanu
     monkeypatch.setattr(os, "unlink", refuse)
     removed, problems = cleanup.remove(doomed)
     assert _ids(removed) == ["good"]
-    assert len(problems) == 1 and problems[0].startswith("bad: [Errno 13] Permission denied")
+    assert len(problems) == 1
+    assert problems[0].startswith("bad: [Errno 13] Permission denied")
     [aside] = [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".removing-bad-")]
     assert os.path.exists(os.path.join(resolver.sessions_dir, aside, "_meta.json"))  # deleted last, so still known
     monkeypatch.setattr(os, "unlink", unlink)
     doomed, skipped = cleanup.plan([resolver], 30 * DAY, keep=0)
-    assert _ids(doomed) == [aside] and skipped == []
+    assert _ids(doomed) == [aside]
+    assert skipped == []
     assert _ids(cleanup.remove(doomed).removed) == [aside]
     assert os.listdir(resolver.sessions_dir) == []
 
 
-FORKS = cleanup._workers(1).__class__.__name__ == "ProcessPoolExecutor"
-needs_fork = pytest.mark.skipif(not FORKS, reason="this system removes on threads, not forked workers")
+NO_CHILDREN = """
+import sys
+sys.path.insert(0, sys.argv[1])
+
+def no_children(event, args):
+    if event in ("os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec", "os.system", "subprocess.Popen"):
+        print("refused", event, file=sys.stderr, flush=True)
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+sys.addaudithook(no_children)
+from blackboard.cli import main
+main(sys.argv[2:])
+"""
 
 
-@needs_fork
-@pytest.mark.parametrize("forks_before_failing", [0, 2])
-def test_remove_falls_back_to_threads_when_forking_fails(
-    resolver: PathResolver, monkeypatch: pytest.MonkeyPatch, forks_before_failing: int
+@pytest.mark.parametrize("count", [pytest.param(3, id="a-few"), pytest.param(100, id="many")])
+def test_cleanup_starts_no_process_and_works_where_none_can_be_started(
+    resolver: PathResolver, project: Path, count: int
 ) -> None:
-    for i in range(4):
-        _session(resolver, f"s{i}", "ended", 40)
-    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
-    fork, forks = os.fork, []
-
-    def fails_after_some() -> int:
-        forks.append(1)
-        if len(forks) > forks_before_failing:
-            raise BlockingIOError(11, "Resource temporarily unavailable")
-        return fork()
-
-    monkeypatch.setattr(os, "fork", fails_after_some)
-    assert _ids(cleanup.remove(doomed).removed) == ["s0", "s1", "s2", "s3"]
-    assert len(forks) == forks_before_failing + 1  # it did try to fork, then went on with threads
+    """A sandbox at its process limit, say: every fork fails, and cleanup never needs one."""
+    for i in range(count):
+        _session(resolver, f"s{i:03d}", "ended", 40)
+    argv = [sys.executable, "-c", NO_CHILDREN, str(REPO / "lib"), "cleanup", "--keep", "0", "--yes", "--json"]
+    pipe = subprocess.PIPE
+    with subprocess.Popen(argv, cwd=project, stdout=pipe, stderr=pipe, text=True, start_new_session=True) as proc:
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "refused" not in err
+    assert len(json.loads(out)["sessions"]) == count
     assert os.listdir(resolver.sessions_dir) == []
-    assert multiprocessing.active_children() == []  # the workers forked before the failure are gone
-
-
-def test_a_few_sessions_are_removed_without_forking(resolver: PathResolver, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cleanup, "SERIAL_BELOW", 64)
-    for i in range(3):
-        _session(resolver, f"s{i}", "ended", 40)
-
-    def no_pool(count: int) -> None:
-        raise AssertionError("a pool for three sessions")
-
-    monkeypatch.setattr(cleanup, "_workers", no_pool)
-    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
-    assert _ids(cleanup.remove(doomed).removed) == ["s0", "s1", "s2"]
+    with pytest.raises(ProcessLookupError):  # nothing it started is left running in its process group
+        os.killpg(proc.pid, 0)
 
 
 def test_remove_reports_the_bytes_freed(resolver: PathResolver) -> None:
@@ -274,36 +310,8 @@ def test_remove_reports_the_bytes_freed(resolver: PathResolver) -> None:
     (Path(resolver.get_session_blackboard_dir("old")) / "extra" / "data.bin").write_bytes(b"x" * 5000)
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
     measured = doomed[0].size
-    assert [c.size for c in cleanup.remove(doomed).removed] == [measured] and measured > 5000
-
-
-def _no_semaphores(*args: object, **kwargs: object) -> None:
-    raise OSError(38, "Function not implemented")
-
-
-def _workers_kind() -> str:
-    with cleanup._workers(1) as pool:
-        return type(pool).__name__
-
-
-@pytest.mark.parametrize(
-    ("attribute", "value"),
-    [
-        pytest.param("sys.platform", "darwin", id="macos"),
-        pytest.param("concurrent.futures.ProcessPoolExecutor", _no_semaphores, id="no-semaphores"),
-    ],
-)
-@needs_fork
-def test_remove_works_with_threads_where_it_cannot_fork(
-    resolver: PathResolver, monkeypatch: pytest.MonkeyPatch, attribute: str, value: object
-) -> None:
-    for i in range(3):
-        _session(resolver, f"s{i}", "ended", 40)
-    doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
-    monkeypatch.setattr(attribute, value)
-    assert _workers_kind() == "ThreadPoolExecutor"
-    assert _ids(cleanup.remove(doomed).removed) == ["s0", "s1", "s2"]
-    assert os.listdir(resolver.sessions_dir) == []
+    assert measured > 5000
+    assert [c.size for c in cleanup.remove(doomed).removed] == [measured]
 
 
 def test_symlinks_are_never_followed(resolver: PathResolver, tmp_path: Path) -> None:
@@ -318,7 +326,8 @@ def test_symlinks_are_never_followed(resolver: PathResolver, tmp_path: Path) -> 
     (outside / "fake" / "_meta.json").write_text(Path(resolver.meta_path("old")).read_text().replace('"old"', '"fake"'))
     os.symlink(outside / "fake", resolver.get_session_blackboard_dir("fake"))
     doomed, skipped = cleanup.plan([resolver], 30 * DAY, keep=0)
-    assert _ids(doomed) == ["old"] and any("symlink" in s for s in skipped)
+    assert _ids(doomed) == ["old"]
+    assert "fake" in registry.strays(resolver)  # a link is no session: doctor names it, cleanup never enters it
     cleanup.remove(doomed)
     assert (outside / "precious.txt").read_text() == "keep me"
     assert (outside / "fake" / "_meta.json").exists()
@@ -330,7 +339,8 @@ def test_corrupt_sessions_are_reported_not_removed(resolver: PathResolver) -> No
     broken.mkdir()
     (broken / "_meta.json").write_text("{")
     doomed, skipped = cleanup.plan([resolver], 30 * DAY, keep=0)
-    assert _ids(doomed) == ["ok"] and any("broken" in s for s in skipped)
+    assert _ids(doomed) == ["ok"]
+    assert any("broken" in s for s in skipped)
 
 
 @pytest.fixture
@@ -346,23 +356,30 @@ def _cli(*args: str, stdin: str = ""):
 def test_cli_dry_run_lists_and_removes_nothing(resolver: PathResolver, in_project: Path) -> None:
     _session(resolver, "old", "ended", 40)
     code, out, _ = _cli("cleanup", "--dry-run", "--keep", "0")
-    assert code == 0 and "would remove acme/widget old" in out and "would remove 1 sessions" in out
+    assert code == 0
+    assert "would remove acme/widget old" in out
+    assert "would remove 1 sessions" in out
     assert os.path.exists(resolver.meta_path("old"))
     data = json.loads(_cli("cleanup", "--dry-run", "--keep", "0", "--json")[1])
-    assert data["dry_run"] and data["sessions"][0]["session_id"] == "old" and data["bytes"] > 0
+    assert data["dry_run"] is True
+    assert [s["session_id"] for s in data["sessions"]] == ["old"]
+    assert data["bytes"] > 0
 
 
 def test_cli_without_yes_and_without_a_terminal_only_previews(resolver: PathResolver, in_project: Path) -> None:
     _session(resolver, "old", "ended", 40)
     code, out, err = _cli("cleanup", "--keep", "0")
-    assert code == 0 and "would remove" in out and "--yes" in err
+    assert code == 0
+    assert "would remove" in out
+    assert "--yes" in err
     assert os.path.exists(resolver.meta_path("old"))
 
 
 def test_cli_yes_removes(resolver: PathResolver, in_project: Path) -> None:
     _session(resolver, "old", "ended", 40)
     code, out, _ = _cli("cleanup", "--keep", "0", "--yes")
-    assert code == 0 and "removed 1 sessions" in out
+    assert code == 0
+    assert "removed 1 sessions" in out
     assert not os.path.exists(resolver.get_session_blackboard_dir("old"))
 
 
@@ -375,7 +392,9 @@ def test_cli_older_than(resolver: PathResolver, in_project: Path, age: str, expe
 
 def test_cli_bad_age_is_one_line(in_project: Path) -> None:
     code, out, err = _cli("cleanup", "--older-than", "soon")
-    assert code == 1 and "is not an age" in err and err.count("\n") == 1
+    assert code == 1
+    assert "is not an age" in err
+    assert err.count("\n") == 1
 
 
 def test_cli_all_projects(resolver: PathResolver, root: Path, in_project: Path) -> None:
