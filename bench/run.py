@@ -159,6 +159,8 @@ def hooks(python: str, env: Dict[str, str], project: Path, work: Path, full: Pat
                 approvals.append(timed_hook("pre-tool-use", approve, root))
             if i:  # end the previous session, outside the timing; this one stays active meanwhile
                 timed_hook("session-end", payload(f"s{i - 1}", reason="other"), root)
+    for root in (empty, full):  # so the cleanup benchmark that follows finds no active session
+        timed_hook("session-end", payload(f"s{RUNS - 1}", reason="other"), root)
     bare = statistics.median(bare_runs)
     for name, times in (("SessionStart", start_empty), ("Stop", stops), ("PreToolUse approval", approvals)):
         ratio = statistics.median(times) / bare

@@ -19,10 +19,15 @@ USAGE = (
 )
 
 
-def for_new_session(resolver: PathResolver, session_id: str, branch: str | None, limit: int) -> str:
-    """Context for a fresh session: this project's latest handoff and its active sessions."""
+def for_new_session(
+    resolver: PathResolver,
+    session_id: str,
+    branch: str | None,
+    limit: int,
+    latest: tuple[dict[str, object], str] | None,
+) -> str:
+    """Context for a fresh session: the project's ``latest`` handoff (``handoff.read_handoff``), its live sessions."""
     project = f"{resolver.project.org}/{resolver.project.name}"
-    latest = handoff.read_handoff(resolver.latest_handoff_path())
     if latest is None:
         head = f"[blackboard] No earlier session of {project} left a handoff."
         body = ""
@@ -110,14 +115,13 @@ def fit(head: str, body: str, footer: str, limit: int, others: str = "") -> str:
     return "\n\n".join(part for part in parts if part)[:limit]
 
 
-def status_line(resolver: PathResolver, continuing: bool, abandoned: int, troubled: bool) -> str | None:
+def status_line(fields: dict[str, object], abandoned: int, troubled: bool) -> str | None:
     """One short line for the person, or None when there is nothing to say; counts and ids only, never board text.
 
+    ``fields`` are those of the handoff a new session continues from (empty when none).
     ``blackboard: continuing from session 5f1c2a9e… (ended 2 hours ago): 2 open tasks, 1 claimed``.
     """
     parts = []
-    latest = handoff.read_handoff(resolver.latest_handoff_path()) if continuing else None
-    fields = latest[0] if latest else {}
     earlier = fields.get("session_id")
     if isinstance(earlier, str) and is_session_id(earlier):
         end = handoff.effective_end(fields)

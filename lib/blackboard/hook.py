@@ -86,7 +86,7 @@ def _usable_path(value: object) -> str | None:
 def _session_start(
     resolver: PathResolver, session_id: str, payload: dict[str, object], environ: Mapping[str, str]
 ) -> str:
-    from . import context, migrate, recovery, session
+    from . import context, handoff, migrate, recovery, session
 
     source = optional_str(payload.get("source"))
     source = source if source in session.SOURCES else "startup"
@@ -106,13 +106,14 @@ def _session_start(
         log_failure("session-start", environ)
         troubled = True
     limit = settings.context_chars(environ)
+    latest = None
     if source == "compact" or (source == "resume" and started.reopened):
         text = context.for_own_board(resolver, session_id, source == "compact", limit)
     else:
-        text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit)
+        latest = handoff.read_handoff(resolver.latest_handoff_path())
+        text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit, latest)
     output: dict[str, object] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-    continuing = source in ("startup", "clear", "fork") or (source == "resume" and not started.reopened)
-    message = context.status_line(resolver, continuing, len(abandoned), troubled)
+    message = context.status_line(latest[0] if latest else {}, len(abandoned), troubled)
     if message:
         output["systemMessage"] = message  # shown to the person in Claude Code's interface
     return json.dumps(output)

@@ -9,6 +9,11 @@ from blackboard.paths import PathResolver
 from blackboard.project import Project
 
 
+def _for_new_session(resolver: PathResolver, session_id: str, branch: str, limit: int) -> str:
+    latest = handoff.read_handoff(resolver.latest_handoff_path())
+    return context.for_new_session(resolver, session_id, branch, limit, latest)
+
+
 def _publish(resolver: PathResolver, body: str, **fields: object) -> None:
     defaults = {"session_id": "prev", "ended": "2026-11-22T10:00:00Z", "git_branch": "main", "end_reason": "other"}
     handoff.publish_latest(resolver, handoff.dump_front_matter({**defaults, **fields}) + "\n" + body)
@@ -16,7 +21,7 @@ def _publish(resolver: PathResolver, body: str, **fields: object) -> None:
 
 def test_names_the_session_its_end_age_and_branch(resolver: PathResolver) -> None:
     _publish(resolver, "## Open tasks\n\n- **t1** ship it\n")
-    text = context.for_new_session(resolver, "me", "main", 8000)
+    text = _for_new_session(resolver, "me", "main", 8000)
     assert "From session prev, ended 2026-11-22T10:00:00Z" in text
     assert "ago" in text
     assert "on branch main" in text
@@ -27,20 +32,20 @@ def test_names_the_session_its_end_age_and_branch(resolver: PathResolver) -> Non
 
 def test_warns_when_the_branch_differs(resolver: PathResolver) -> None:
     _publish(resolver, "body", git_branch="feature-x")
-    assert "WARNING: that session was on branch feature-x; this one is on main" in context.for_new_session(
+    assert "WARNING: that session was on branch feature-x; this one is on main" in _for_new_session(
         resolver, "me", "main", 8000
     )
 
 
 def test_warns_when_the_handoff_is_old(resolver: PathResolver) -> None:
     _publish(resolver, "body", ended="2026-01-01T00:00:00Z")
-    assert "WARNING: this handoff is" in context.for_new_session(resolver, "me", "main", 8000)
+    assert "WARNING: this handoff is" in _for_new_session(resolver, "me", "main", 8000)
 
 
 def test_never_another_projects_handoff(resolver: PathResolver, root: object) -> None:
     _publish(resolver, "widget secret plans")
     other = PathResolver(resolver.root, Project("acme", "gadget", "main", "test"))
-    text = context.for_new_session(other, "me", "main", 8000)
+    text = _for_new_session(other, "me", "main", 8000)
     assert "widget secret plans" not in text
     assert "No earlier session of acme/gadget" in text
 
@@ -48,7 +53,7 @@ def test_never_another_projects_handoff(resolver: PathResolver, root: object) ->
 def test_lists_other_active_sessions(resolver: PathResolver) -> None:
     session.start(resolver, "other-1", "startup", {"cwd": "/w"})
     session.start(resolver, "me", "startup", {"cwd": "/w"})
-    text = context.for_new_session(resolver, "me", "main", 8000)
+    text = _for_new_session(resolver, "me", "main", 8000)
     assert "other-1" in text
     assert "- me " not in text
 
@@ -56,7 +61,7 @@ def test_lists_other_active_sessions(resolver: PathResolver) -> None:
 @pytest.mark.parametrize("limit", [2000, 4000, 8000])
 def test_capped_with_a_visible_marker(resolver: PathResolver, limit: int) -> None:
     _publish(resolver, "## Recent notes\n\n" + "\n".join(f"- note {i} " + "x" * 200 for i in range(500)))
-    text = context.for_new_session(resolver, "me", "main", limit)
+    text = _for_new_session(resolver, "me", "main", limit)
     assert len(text) <= limit
     assert "characters cut" in text
     assert "From session prev" in text
@@ -75,7 +80,7 @@ def test_char_limit_stays_under_claude_codes_cap(value: object, expected: int) -
 def test_secrets_are_redacted_from_context(resolver: PathResolver) -> None:
     secret = "ghp_" + "a" * 36
     _publish(resolver, f"token {secret}")
-    assert secret not in context.for_new_session(resolver, "me", "main", 8000)
+    assert secret not in _for_new_session(resolver, "me", "main", 8000)
 
 
 def test_compact_reinjects_own_open_tasks_and_shared_context(resolver: PathResolver) -> None:
@@ -134,7 +139,7 @@ def test_data_cannot_pass_for_the_plugin_or_hide_the_rest(resolver: PathResolver
     board.Board(resolver, "earlier").note("the last note, which must still be shown", "main")
     session.end(resolver, "earlier", "other")
 
-    text = context.for_new_session(resolver, "me", "main", 8000)
+    text = _for_new_session(resolver, "me", "main", 8000)
 
     assert all(line.startswith(PLUGIN_LINES) for line in _outside_the_fences(text)), text
     assert "the last note, which must still be shown" in text
@@ -148,6 +153,6 @@ def test_a_branch_from_git_cannot_start_a_line(resolver: PathResolver) -> None:
     session.end(resolver, "earlier", "other")
     here = PathResolver(resolver.root, Project("acme", "widget", hostile, "test"))
 
-    text = context.for_new_session(here, "me", hostile, 8000)
+    text = _for_new_session(here, "me", hostile, 8000)
 
     assert all(line.startswith(PLUGIN_LINES) for line in _outside_the_fences(text)), text
