@@ -47,8 +47,7 @@ def plan(
     """What a cleanup would remove (with sizes when ``measure``), and one line per session it must skip.
 
     The sessions' metadata is read on several threads, which keeps the disk busy when the
-    boards are no longer in memory (a month-old board usually is not): 10 000 read one by
-    one took 3.8 s from a cold cache here, against 0.6 s warm.
+    boards are no longer in memory (a month-old board usually is not; ADR 15 has the figures).
     """
     resolvers = list(resolvers)
     jobs = [(resolver, name) for resolver in resolvers for name in session_folders(resolver)]
