@@ -111,9 +111,13 @@ def active_session_ids(resolver: PathResolver) -> list[str]:
 
 def mark_active(resolver: PathResolver, session_id: str) -> None:
     """Add the session's active marker (kept if it is there already)."""
-    refuse_links(resolver.root, resolver.active_dir)
-    os.makedirs(resolver.active_dir, exist_ok=True)
-    create_exclusive(resolver.active_marker(session_id), "")
+    _mark(resolver, resolver.active_marker(session_id))
+
+
+def _mark(resolver: PathResolver, marker: str) -> None:
+    refuse_links(resolver.root, os.path.dirname(marker))
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    create_exclusive(marker, "")
 
 
 def unmark_active(resolver: PathResolver, session_id: str) -> None:
@@ -131,9 +135,7 @@ def _unmark(resolver: PathResolver, marker: str) -> None:
 
 def mark_unpublished(resolver: PathResolver, session_id: str) -> None:
     """Note, before a session's status changes, that its handoff still has to be published."""
-    refuse_links(resolver.root, resolver.unpublished_dir)
-    os.makedirs(resolver.unpublished_dir, exist_ok=True)
-    create_exclusive(resolver.unpublished_marker(session_id), "")
+    _mark(resolver, resolver.unpublished_marker(session_id))
 
 
 def unmark_unpublished(resolver: PathResolver, session_id: str) -> None:
