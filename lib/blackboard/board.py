@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import os
+import time
 from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 from . import entries, settings
-from .clock import age_seconds, now_iso
+from .clock import now_iso
 from .entries import Entry
 from .errors import BlackboardError
 from .fsutil import read_text, refuse_links
 from .ids import validate_session_id
 from .meta import Meta, read_meta, read_meta_or_none, update_meta
 from .paths import BOARD_FILES, PathResolver
-from .registry import active_session_ids, find_owner, last_activity, list_sessions
+from .registry import active_session_ids, find_owner, last_active, list_sessions
 
 CAPACITY_WARNING_BYTES = 20 * 1024 * 1024
 ACTIVITY_RESOLUTION_SECONDS = 60
@@ -133,8 +134,7 @@ class Board:
         """
         path = self.resolver.meta_path(self.session_id)
         meta = read_meta_or_none(path)
-        age = age_seconds(last_activity(self.resolver, meta)) if meta else None
-        if meta is None or (age is not None and age <= ACTIVITY_RESOLUTION_SECONDS):
+        if meta is None or time.time() - last_active(self.resolver, self.session_id) <= ACTIVITY_RESOLUTION_SECONDS:
             return
         try:
             update_meta(path, lambda m: m.update({"last_activity": now_iso()}))
@@ -189,5 +189,5 @@ def _latest(resolver: PathResolver) -> Board:
     if not live:
         name = f"{resolver.project.org}/{resolver.project.name}"
         raise BlackboardError(f"no session of {name} yet; start Claude Code here or pass --session ID")
-    newest = max(live, key=lambda m: (last_activity(resolver, m), str(m.get("started") or "")))
+    newest = max(live, key=lambda m: (last_active(resolver, m["session_id"]), str(m.get("started") or "")))
     return Board(resolver, newest["session_id"], found_by)

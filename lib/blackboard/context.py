@@ -6,12 +6,11 @@ import os
 import time
 
 from . import handoff, render
-from .clock import describe_age, epoch_seconds
+from .clock import describe_age
 from .ids import is_session_id
 from .paths import PathResolver
 from .redact import redact
 
-CLOCK_SLACK_SECONDS = 300
 OLD_AFTER_SECONDS = 7 * 86400
 USAGE = (
     "Use the board with the `blackboard` command: `blackboard note TEXT`, "
@@ -53,7 +52,7 @@ def _inline(value: object, limit: int = 120) -> str:
 
 def _handoff_header(project: str, fields: dict[str, object], branch: str | None) -> str:
     ended = fields.get("ended")
-    end = handoff.effective_end(fields)
+    end = handoff.ended_at(fields)
     age = None if end is None else max(time.time() - end, 0.0)
     age_text = f"{describe_age(age)} ago" if age is not None else "at an unknown time"
     session_id = fields.get("session_id")
@@ -64,8 +63,7 @@ def _handoff_header(project: str, fields: dict[str, object], branch: str | None)
         f"From session {session_id if is_session_id(session_id) else '?'}, ended {_inline(ended or '?')} "
         f"({age_text}, reason: {_inline(fields.get('end_reason') or '?')}), on branch {theirs}.",
     ]
-    claimed = epoch_seconds(str(ended or ""))
-    if claimed is not None and end is not None and claimed > end + CLOCK_SLACK_SECONDS:
+    if fields.get("clock_ahead") is True:
         lines.append("WARNING: that session's clock was ahead of this machine's; its age counts from when it arrived.")
     if fields.get("git_branch") and branch and fields.get("git_branch") != branch:
         lines.append(f"WARNING: that session was on branch {theirs}; this one is on {_inline(branch)}.")
@@ -124,7 +122,7 @@ def status_line(fields: dict[str, object], abandoned: int, troubled: bool) -> st
     parts = []
     earlier = fields.get("session_id")
     if isinstance(earlier, str) and is_session_id(earlier):
-        end = handoff.effective_end(fields)
+        end = handoff.ended_at(fields)
         when = f"ended {describe_age(max(time.time() - end, 0))} ago" if end is not None else "ended at an unknown time"
         counts = f"{_count(fields, 'open_tasks')} open tasks, {_count(fields, 'claimed_tasks')} claimed"
         parts.append(f"continuing from session {earlier[:8]}… ({when}): {counts}")

@@ -31,6 +31,7 @@ FIELDS = (
 MAX_HANDOFF_BYTES = 60 * 1024
 MAX_HANDOFF_READ = 512 * 1024
 MAX_PREVIOUS = 10
+CLOCK_SLACK_SECONDS = 300
 
 
 def handoff_fields(
@@ -119,6 +120,14 @@ def effective_end(fields: Mapping[str, object]) -> float | None:
     return ended if published is None else min(ended, published)
 
 
+def ended_at(fields: Mapping[str, object]) -> float | None:
+    """``effective_end`` as worked out when the handoff was published here (``ended_epoch``); no date to parse."""
+    stored = fields.get("ended_epoch")
+    if isinstance(stored, (int, float)) and not isinstance(stored, bool):
+        return float(stored)
+    return effective_end(fields)
+
+
 def _order(fields: Mapping[str, object]) -> tuple[float, str]:
     """Newer handoffs sort higher; an ``ended`` that is not a timestamp sorts oldest."""
     end = effective_end(fields)
@@ -136,6 +145,12 @@ def publish_latest(resolver: PathResolver, text: str) -> bool:
     os.makedirs(resolver.get_handoff_dir(), exist_ok=True)
     fields, body = split_front_matter(text)
     fields["published"] = now_iso()
+    fields.pop("clock_ahead", None)
+    end, claimed = effective_end(fields), epoch_seconds(str(fields.get("ended") or ""))
+    if end is not None:
+        fields["ended_epoch"] = int(end)  # read at every SessionStart without parsing a date
+    if end is not None and claimed is not None and claimed > end + CLOCK_SLACK_SECONDS:
+        fields["clock_ahead"] = True  # its clock was ahead of this machine's
     with file_lock(path):
         current = read_handoff(path)
         if current is not None and "published" not in current[0]:  # written before this field existed

@@ -7,13 +7,21 @@ with the number of ended sessions.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 
 from . import handoff, render, settings
-from .clock import age_seconds, describe_age, now_iso
+from .clock import describe_age, now_iso
 from .meta import ABANDONED, ACTIVE, Meta, read_meta_or_none, update_meta
 from .paths import PathResolver
-from .registry import active_session_ids, last_activity, mark_unpublished, unmark_active, unmark_unpublished
+from .registry import (
+    active_session_ids,
+    last_active,
+    last_activity,
+    mark_unpublished,
+    unmark_active,
+    unmark_unpublished,
+)
 
 
 class _NoLongerActive(Exception):
@@ -25,8 +33,8 @@ def stale_reason(resolver: PathResolver, meta: Meta, limit: float, host: str) ->
     pid = meta.get("claude_pid")
     if isinstance(pid, int) and meta.get("host") == host and not _alive(pid):
         return f"its Claude Code process {pid} is gone"
-    age = age_seconds(last_activity(resolver, meta))
-    if age is not None and age > limit:
+    age = time.time() - last_active(resolver, meta["session_id"])
+    if age > limit:
         return f"no activity for {describe_age(age)}"
     return None
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .clock import epoch_seconds, format_utc
+from .clock import format_utc
 from .errors import BlackboardError
 from .fsutil import create_exclusive, refuse_links
 from .ids import is_session_id
@@ -170,17 +170,22 @@ def session_id_of(name: str) -> str:
     return name
 
 
-def last_activity(resolver: PathResolver, meta: Meta) -> str:
-    """When the session last did something: its ``last_activity``, or its draft handoff's time if later.
+def last_active(resolver: PathResolver, session_id: str) -> float:
+    """When the session last did something, in seconds since 1970, from this machine's file times.
 
-    Stop refreshes the draft after every turn without rewriting the metadata, so the draft's
-    modification time is the session's most recent sign of life.
+    Derived, not recorded: ``_meta.json`` is rewritten by every start, end and (at most once a
+    minute) board write, and Stop rewrites the draft handoff after every turn. File times are
+    this machine's clock, so no stamp from another clock, and no date parsing, is involved.
     """
-    recorded = str(meta.get("last_activity") or meta.get("started") or "")
-    try:
-        written = os.stat(resolver.handoff_path(meta["session_id"])).st_mtime
-    except (OSError, BlackboardError, KeyError):
-        return recorded
-    if written > (epoch_seconds(recorded) or 0):
-        return format_utc(written)
-    return recorded
+    times = []
+    for path in (resolver.meta_path(session_id), resolver.handoff_path(session_id)):
+        try:
+            times.append(os.stat(path).st_mtime)
+        except OSError:
+            pass
+    return max(times, default=0.0)
+
+
+def last_activity(resolver: PathResolver, meta: Meta) -> str:
+    """``last_active`` as a UTC timestamp (``2026-11-22T10:00:00Z``), for listings and handoffs."""
+    return format_utc(last_active(resolver, meta["session_id"]))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import time
 
 from . import handoff, render, settings
-from .clock import age_seconds, now_iso
+from .clock import now_iso
 from .errors import BlackboardError
 from .fsutil import file_lock, refuse_links
 from .ids import optional_str
@@ -116,7 +117,8 @@ def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid
         same_process = _same_process_sessions(resolver, session_id, claude_pid)
         if same_process:
             return max(same_process)[1]
-        age = age_seconds(fields.get("ended"))
+        end = handoff.ended_at(fields)
+        age = None if end is None else time.time() - end
         just_cleared = fields.get("end_reason") == "clear" and age is not None and age < CLEAR_WINDOW_SECONDS
         return optional_str(fields.get("session_id")) if just_cleared else None
     return optional_str(fields.get("session_id"))

@@ -196,10 +196,12 @@ def test_session_resolution_order(bb, resolver: PathResolver) -> None:
 
 
 def test_without_an_id_the_most_recently_active_session_is_used(bb, resolver: PathResolver) -> None:
-    from blackboard.meta import update_meta
+    import os
+    import time
 
     session.start(resolver, "s2", "startup", {})
-    update_meta(resolver.meta_path("s1"), lambda m: m.update(last_activity="2099-01-01T00:00:00Z"))
+    an_hour_ago = time.time() - 3600
+    os.utime(resolver.meta_path("s2"), (an_hour_ago, an_hour_ago))  # s1, started first, was active since
     assert json.loads(ok(bb("note", "a", "--json")))["session_id"] == "s1"
 
 

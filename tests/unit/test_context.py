@@ -156,3 +156,10 @@ def test_a_branch_from_git_cannot_start_a_line(resolver: PathResolver) -> None:
     text = _for_new_session(here, "me", hostile, 8000)
 
     assert all(line.startswith(PLUGIN_LINES) for line in _outside_the_fences(text)), text
+
+
+def test_a_handoff_from_a_clock_that_ran_ahead_is_flagged_and_aged_from_its_arrival(resolver: PathResolver) -> None:
+    _publish(resolver, "body", ended="2999-12-31T00:00:00Z")
+    text = _for_new_session(resolver, "me", "main", 8000)
+    assert "WARNING: that session's clock was ahead of this machine's" in text
+    assert "(0 seconds ago" in text or "(1 second ago" in text
