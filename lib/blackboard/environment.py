@@ -10,7 +10,7 @@ import os
 import sys
 
 STAMP = ".blackboard-requirements"  # a copy of the requirements the environment was built from
-STALE = 75  # exit status of a launcher whose environment is stale, before it has read its input
+STALE = 75  # exit status of the command when its environment is stale, before it has read its input
 PLUGIN_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REQUIREMENTS = os.path.join(PLUGIN_ROOT, "requirements.txt")
 
