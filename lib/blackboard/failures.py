@@ -23,6 +23,11 @@ def record(name: str, title: str, environ: Mapping[str, str] = os.environ) -> st
 
     Returns where the details went, for the one line a person sees; never raises.
     """
+    return note(name, f"{title} pid={os.getpid()}\n{traceback.format_exc()}", environ)
+
+
+def note(name: str, text: str, environ: Mapping[str, str] = os.environ) -> str:
+    """Append ``text`` to ``logs/{name}.log`` (bounded); returns where it went. Never raises."""
     try:
         root = settings.root(environ)
         path = log_path(root, name)
@@ -34,7 +39,7 @@ def record(name: str, title: str, environ: Mapping[str, str] = os.environ) -> st
         elif os.path.exists(path) and os.path.getsize(path) > MAX_LOG_BYTES:
             os.replace(path, path + ".1")
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(f"{now_iso()} {title} pid={os.getpid()}\n{traceback.format_exc()}\n")
+            handle.write(f"{now_iso()} {text}\n")
     except Exception:  # noqa: BLE001 - the log is best effort; the one line still goes out
         return "logging failed too"
     return f"details in {path}"

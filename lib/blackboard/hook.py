@@ -20,18 +20,22 @@ EVENTS = ("session-start", "session-end", "stop", "pre-compact", "pre-tool-use")
 MAX_STDIN = 1 << 20
 
 
-def read_payload(raw: bytes) -> dict[str, object]:
-    """The hook's stdin JSON object (read up to ``MAX_STDIN + 1`` bytes); anything else is ``{}``.
+def read_payload(raw: bytes) -> tuple[dict[str, object], str | None]:
+    """The hook's stdin JSON object (read up to ``MAX_STDIN + 1`` bytes), and what was wrong with it.
 
-    Anything else: empty, invalid, larger than ``MAX_STDIN``, not an object.
+    UTF-8 (with or without a BOM) and UTF-16 with a BOM are read. Anything else (invalid, not
+    an object, over ``MAX_STDIN``) gives ``{}`` and a problem to say: the session is then named
+    by the environment, as with an empty stdin, but never without a word.
     """
-    if not raw or len(raw) > MAX_STDIN:
-        return {}
+    encoding = "utf-16" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
     try:
-        data = json.loads(raw.decode("utf-8"))
+        text = raw.decode(encoding)
+        data = json.loads(text) if text.strip() else {}
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        return {}
-    return data if isinstance(data, dict) else {}
+        data = None
+    if not isinstance(data, dict) or len(raw) > MAX_STDIN:
+        return {}, f"stdin is not the JSON object Claude Code sends ({len(raw)} bytes); it was ignored"
+    return data, None
 
 
 def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> str | None:
@@ -136,6 +140,14 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
 
+def _say(event: str, problem: str, environ: Mapping[str, str]) -> None:
+    """One line on stderr, and the same in the log, about input the hook could not use."""
+    from . import failures
+
+    failures.note("hooks", f"{event}: {problem}", environ)
+    sys.stderr.write(f"blackboard: {event} hook: {problem}\n")
+
+
 def log_failure(event: str, environ: Mapping[str, str]) -> None:
     """Log the exception being handled to ``$ROOT/logs/hooks.log`` and say one line on stderr."""
     from . import failures
@@ -151,7 +163,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if event not in EVENTS:
             raise BlackboardError(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
-        output = run(event, read_payload(sys.stdin.buffer.read(MAX_STDIN + 1)), os.environ)
+        payload, problem = read_payload(sys.stdin.buffer.read(MAX_STDIN + 1))
+        if problem:
+            _say(event, problem, os.environ)
+        output = run(event, payload, os.environ)
         if output:
             sys.stdout.write(output + "\n")
             sys.stdout.flush()

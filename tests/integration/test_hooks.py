@@ -318,3 +318,18 @@ def test_an_unusable_env_file_costs_only_the_exports(run_hook, project: Path, tm
     assert "Your board:" in result.context
     assert _system_message(result) == "blackboard: something failed; run `blackboard doctor`"
     assert result.stderr.count(b"\n") == 1
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        pytest.param(lambda text: b"\xef\xbb\xbf" + text.encode(), id="utf-8-bom"),
+        pytest.param(lambda text: text.encode("utf-16"), id="utf-16"),
+    ],
+)
+def test_stdin_with_a_bom_is_read(run_hook, project: Path, root: Path, encode) -> None:
+    raw = encode(json.dumps(start_payload("from-stdin", project)))
+    result = run_hook("SessionStart", None, raw=raw, env={"CLAUDE_CODE_SESSION_ID": "from-env"})
+    assert result.returncode == 0
+    assert result.stderr == b""
+    assert [p.name for p in (root / "acme" / "widget" / ".blackboard" / "sessions").iterdir()] == ["from-stdin"]
