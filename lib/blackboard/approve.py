@@ -12,7 +12,16 @@ import os
 import re
 
 OPTION = r"--?[A-Za-z][-A-Za-z0-9_]*(=.*)?"  # how the CLI tells an option from a word (cli._Command)
-VALUED = {"--session", "--author", "--file", "--older-than", "--keep", "--status"}  # options that take a value
+# Options that take a value, as the CLI declares them: everywhere, and on each command.
+GLOBAL_VALUED = {"--session", "--author"}
+COMMAND_VALUED = {
+    "note": {"--file"},
+    "post": {"--file"},
+    "task": {"--file"},
+    "cleanup": {"--older-than", "--keep"},
+    "sessions": {"--status"},
+}
+GROUPS = {"task"}  # a command whose first word names its own subcommand
 
 # Outside quotes, each of these makes bash do something other than pass a literal word:
 # separators and pipes, redirections, expansions, globs, groups, comments, escapes.
@@ -64,7 +73,9 @@ def _literal_words_only(command: str) -> bool:
                 return False
         elif char in "'\"":
             quote = char
-        elif char in UNQUOTED_SPECIAL or (not char.isprintable() and char not in " \t"):
+        elif char in UNQUOTED_SPECIAL:
+            return False
+        if not char.isprintable() and char not in " \t":  # control characters, in quotes or not
             return False
     return quote == ""
 
@@ -100,24 +111,37 @@ def _approved_arguments(args: list[str], cwd: str | None, session_id: str | None
 
 
 def _split(args: list[str]) -> tuple[list[str] | None, list[tuple[str, str | None]]]:
-    """The words (subcommand and arguments) and the options, read as the CLI reads them; None if unreadable."""
+    """The words (subcommand and arguments) and the options, read as the CLI reads them; None if unreadable.
+
+    A ``--`` ends the options only inside the command that takes the words: before the
+    command's name, click's groups would swallow it and the command would read what follows
+    as options again, so such a line is unreadable here.
+    """
     words: list[str] = []
     options: list[tuple[str, str | None]] = []
     rest = iter(args)
     for arg in rest:
         if arg == "--":
+            if not _command_named(words):
+                return None, options
             words += rest
         elif re.fullmatch(OPTION, arg, re.DOTALL):
             name, equals, value = arg.partition("=")
-            if not equals and name in VALUED:
+            valued = GLOBAL_VALUED | COMMAND_VALUED.get(words[0] if words else "", set())
+            if not equals and name in valued:
                 following = next(rest, None)
                 if following is None:
                     return None, options
                 value = following
-            options.append((name, value if equals or name in VALUED else None))
+            options.append((name, value if equals or name in valued else None))
         else:
             words.append(arg)
     return words, options
+
+
+def _command_named(words: list[str]) -> bool:
+    """Whether the words so far name the command that takes the rest: ``note``, or ``task add``."""
+    return bool(words) and (words[0] not in GROUPS or len(words) >= 2)
 
 
 def _inside(path: str | None, cwd: str | None) -> bool:

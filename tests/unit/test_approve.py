@@ -34,6 +34,8 @@ APPROVED = [
     pytest.param("blackboard note '$HOME and `date` stay literal in single quotes'", id="dollar-in-single-quotes"),
     pytest.param('blackboard note "# heading? yes! *bold* [link]"', id="markdown-in-double-quotes"),
     pytest.param("blackboard note -- '--fix is only text here'", id="double-dash-text"),
+    pytest.param("blackboard task add -- '--fix is a task'", id="double-dash-after-task-add"),
+    pytest.param("blackboard cleanup --keep 3 --dry-run", id="cleanup-keep-dry-run"),
     pytest.param("blackboard note '- fixed the flaky test'", id="dash-text"),
     pytest.param("blackboard post schema --file notes/schema.md", id="file-inside-the-project"),
     pytest.param("blackboard note --file -", id="file-stdin"),
@@ -95,6 +97,16 @@ REFUSED = [
     pytest.param("blackboard note a\x00b", id="nul"),
     pytest.param("blackboard note \u2028hidden", id="line-separator"),
     pytest.param("", id="empty"),
+    # A `--` before the command's name: click's group swallows it, and the command then reads
+    # what follows as options (found in review).
+    pytest.param("blackboard -- note --file /etc/passwd", id="double-dash-before-note-file"),
+    pytest.param("blackboard task -- add --file /etc/passwd", id="double-dash-before-task-add"),
+    pytest.param("blackboard -- note --session other injected", id="double-dash-before-session"),
+    pytest.param("blackboard -- doctor --fix", id="double-dash-before-doctor-fix"),
+    pytest.param("blackboard --json -- doctor --fix", id="double-dash-after-global-option"),
+    pytest.param(f"{OUR_PATH} -- doctor --fix", id="double-dash-by-path"),
+    pytest.param("blackboard note --keep --file /etc/passwd", id="another-commands-valued-option"),
+    pytest.param("blackboard note 'a\x1bb'", id="escape-in-single-quotes"),
     pytest.param("blackboard --session other note 'forged'", id="another-session"),
     pytest.param("blackboard note x --session=other", id="another-session-equals"),
 ]
