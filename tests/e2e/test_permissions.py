@@ -1,4 +1,4 @@
-"""Board commands in Claude Code's default permission mode: no `--allowedTools`, no bypass.
+"""Board commands in Claude Code's default permission mode, as users run it: no allowed-tools list, no bypass.
 
 The plugin's PreToolUse hook approves one plain `blackboard` command at a time; anything
 else is left to Claude Code, which in `-p` runs refuses what would need a person's approval.
