@@ -10,8 +10,8 @@ import os
 import time
 from collections.abc import Mapping
 
-from . import handoff, render, settings
-from .clock import describe_age, now_iso
+from . import session, settings
+from .clock import describe_age
 from .meta import ABANDONED, ACTIVE, Meta, read_meta_or_none, update_meta
 from .paths import PathResolver
 from .registry import (
@@ -68,13 +68,12 @@ def recover(resolver: PathResolver, current: str, environ: Mapping[str, str]) ->
 
 def abandon(resolver: PathResolver, session_id: str, reason: str) -> bool:
     """Mark one session abandoned, write its handoff and offer it as the latest; False if it was not active."""
-    seen = read_meta_or_none(resolver.meta_path(session_id))
-    ended = last_activity(resolver, seen) if seen else now_iso()
+    ended = last_activity(resolver, session_id)
 
     def change(meta: Meta) -> None:
         if meta["status"] != ACTIVE:
             raise _NoLongerActive  # another session recovered it first, or it ended meanwhile
-        meta.update({"status": ABANDONED, "ended": ended or now_iso(), "end_reason": f"abandoned: {reason}"})
+        meta.update({"status": ABANDONED, "ended": ended, "end_reason": f"abandoned: {reason}"})
 
     mark_unpublished(resolver, session_id)  # first: if what follows fails, the next start finishes it
     try:
@@ -83,8 +82,5 @@ def abandon(resolver: PathResolver, session_id: str, reason: str) -> bool:
         unmark_unpublished(resolver, session_id)
         return False
     unmark_active(resolver, session_id)
-    text = render.handoff_text(resolver, meta)
-    handoff.write_session_handoff(resolver, session_id, text)
-    handoff.publish_latest(resolver, text)
-    unmark_unpublished(resolver, session_id)
+    session.hand_off(resolver, meta)
     return True

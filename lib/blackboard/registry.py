@@ -186,6 +186,6 @@ def last_active(resolver: PathResolver, session_id: str) -> float:
     return max(times, default=0.0)
 
 
-def last_activity(resolver: PathResolver, meta: Meta) -> str:
-    """``last_active`` as a UTC timestamp (``2026-11-22T10:00:00Z``), for listings and handoffs."""
-    return format_utc(last_active(resolver, meta["session_id"]))
+def last_activity(resolver: PathResolver, session_id: str) -> str:
+    """``last_active`` as a UTC timestamp (``2026-11-22T10:00:00Z``), for metadata and handoffs."""
+    return format_utc(last_active(resolver, session_id))

@@ -40,8 +40,7 @@ def start(
 ) -> Started:
     """Create or reopen the session's board for a SessionStart of the given ``source``."""
     path = resolver.meta_path(session_id)
-    refuse_links(resolver.root, resolver.get_session_blackboard_dir(session_id))
-    refuse_links(resolver.root, resolver.active_dir)
+    refuse_links(resolver.root, resolver.get_session_blackboard_dir(session_id))  # mark_active checks _active
     existing = read_meta(path)
     if existing is not None:
         try:
@@ -170,9 +169,21 @@ def end(resolver: PathResolver, session_id: str, reason: str) -> Meta | None:
         text = render.handoff_text(resolver, meta)
         handoff.write_session_handoff(resolver, session_id, text)
     unmark_active(resolver, session_id)
+    offer_latest(resolver, session_id, text)
+    return meta
+
+
+def hand_off(resolver: PathResolver, meta: Meta) -> None:
+    """Write a finished session's final handoff and offer it as the project's latest."""
+    text = render.handoff_text(resolver, meta)
+    handoff.write_session_handoff(resolver, meta["session_id"], text)
+    offer_latest(resolver, meta["session_id"], text)
+
+
+def offer_latest(resolver: PathResolver, session_id: str, text: str) -> None:
+    """Publish a finished session's handoff ``text``; only then is its unpublished marker cleared."""
     handoff.publish_latest(resolver, text)
     unmark_unpublished(resolver, session_id)
-    return meta
 
 
 def publish_pending(resolver: PathResolver) -> list[str]:
@@ -181,9 +192,7 @@ def publish_pending(resolver: PathResolver) -> list[str]:
     for session_id in unpublished_ids(resolver):
         meta = read_meta_or_none(resolver.meta_path(session_id))
         if meta is not None and meta["status"] != ACTIVE:  # still active: its end never began; recovery decides
-            text = render.handoff_text(resolver, meta)
-            handoff.write_session_handoff(resolver, session_id, text)
-            handoff.publish_latest(resolver, text)
+            hand_off(resolver, meta)
             done.append(session_id)
         unmark_unpublished(resolver, session_id)
     return done
