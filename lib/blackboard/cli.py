@@ -383,17 +383,17 @@ def handoff_command(session_id: Optional[str]) -> None:
 
 
 @cli.command()
-@click.option("--dry-run", is_flag=True, help="Only show what would move.")
+@click.option("--dry-run", is_flag=True, help="Only show what would move or be copied.")
 @GLOBAL
 def migrate(dry_run: bool) -> None:
-    """Move old flat blackboard files into _legacy/ (SessionStart does this by itself)."""
+    """Move old flat blackboard files into _legacy/, copy mnemonic's (SessionStart does this by itself)."""
     from . import migrate as migration
 
-    resolver = _here()
-    moves = migration.plan(resolver) if dry_run else migration.migrate_if_needed(resolver)
-    rows = [{"source": m.source, "destination": m.destination, "size": m.size} for m in moves]
-    verb = "would move" if dry_run else "moved"
-    lines = [f"{verb} {r['source']} -> {r['destination']} ({r['size']} bytes)" for r in rows]
+    resolver, cwd, home = _here(), os.getcwd(), os.path.expanduser("~")
+    moves = migration.plan(resolver, cwd, home) if dry_run else migration.migrate_if_needed(resolver, cwd, home)
+    rows = [{"source": m.source, "destination": m.destination, "size": m.size, "copy": m.copy} for m in moves]
+    verbs = {(True, True): "would copy", (True, False): "would move", (False, True): "copied", (False, False): "moved"}
+    lines = [f"{verbs[dry_run, m.copy]} {m.source} -> {m.destination} ({m.size} bytes)" for m in moves]
     _emit({"dry_run": dry_run, "moves": rows}, "\n".join(lines) or "nothing to migrate")
 
 

@@ -97,7 +97,8 @@ def _session_start(
     abandoned: list[str] = []
     troubled = False
     try:
-        migrate.migrate_if_needed(resolver)
+        cwd = _usable_path(payload.get("cwd")) or os.getcwd()
+        migrate.migrate_if_needed(resolver, cwd, os.path.expanduser("~"))
         session.publish_pending(resolver)
         abandoned = recovery.recover(resolver, session_id, environ)
     except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board

@@ -1,8 +1,11 @@
-"""Move old flat blackboard files into ``_legacy/``, exactly once, byte for byte.
+"""Take old flat blackboard files into ``_legacy/``, exactly once, byte for byte.
 
-Sources: a project's ``.blackboard/*.md`` and the old global ``$ROOT/.blackboard/*.md``
-(which moves into its own ``_legacy/``, so no project sees another's notes).
-See docs/adr/0004-legacy-migration.md.
+Under the root they move: a project's ``.blackboard/*.md``, and the old global
+``$ROOT/.blackboard/*.md`` into its own ``_legacy/`` so no project sees another's notes
+(docs/adr/0004-legacy-migration.md). From a mnemonic store they are copied, and mnemonic
+is left as it was (docs/adr/0017-importing-a-mnemonic-store.md). A project whose name
+changed when hosts entered its identity takes its former board's handoff along
+(docs/adr/0018-hosts-in-project-identity.md).
 """
 
 from __future__ import annotations
@@ -11,11 +14,22 @@ import json
 import os
 import re
 
-from . import handoff
+from . import handoff, mnemonic
 from .clock import epoch_seconds, format_utc, now_iso
-from .fsutil import atomic_write, file_lock, open_regular, read_tail, read_text, refuse_links
+from .fsutil import (
+    MAX_WHOLE_READ,
+    atomic_write,
+    file_lock,
+    open_regular,
+    read_bounded,
+    read_tail,
+    read_text,
+    refuse_links,
+)
 from .ids import is_session_id
+from .meta import read_meta_or_none
 from .paths import PathResolver
+from .project import Project, former_name
 from .redact import redact
 
 MANIFEST = "_migration.json"
@@ -24,14 +38,15 @@ _FIELD = r"(?m)^\*\*(Session|Time):\*\*[ \t]*(.+?)[ \t]*$"
 
 
 class PlannedMove:
-    """One legacy file: where it is, where it goes, and its size."""
+    """One legacy file: where it is, where it goes, its size, and whether it is copied (mnemonic's) or moved."""
 
-    __slots__ = ("source", "destination", "size")
+    __slots__ = ("source", "destination", "size", "copy")
 
-    def __init__(self, source: str, destination: str, size: int) -> None:
+    def __init__(self, source: str, destination: str, size: int, copy: bool = False) -> None:
         self.source = source
         self.destination = destination
         self.size = size
+        self.copy = copy
 
 
 def legacy_files(directory: str) -> list[str]:
@@ -43,8 +58,8 @@ def legacy_files(directory: str) -> list[str]:
     return sorted(e.path for e in scan if e.name.endswith(".md") and e.is_file(follow_symlinks=False))
 
 
-def plan(resolver: PathResolver) -> list[PlannedMove]:
-    """What a migration would move now (``blackboard migrate --dry-run``)."""
+def plan(resolver: PathResolver, cwd: str, home: str) -> list[PlannedMove]:
+    """What a migration would move or copy now (``blackboard migrate --dry-run``)."""
     moves = []
     for source, legacy_dir in resolver.legacy_locations():
         taken = set(os.listdir(legacy_dir)) if os.path.isdir(legacy_dir) else set()
@@ -52,15 +67,29 @@ def plan(resolver: PathResolver) -> list[PlannedMove]:
             name = _free_name(os.path.basename(path), taken)
             taken.add(name)
             moves.append(PlannedMove(path, os.path.join(legacy_dir, name), os.path.getsize(path)))
+    for folder, legacy_dir in _mnemonic_imports(resolver, cwd, home):
+        if not _imported(legacy_dir, folder):
+            destination = _import_dir(legacy_dir, folder)
+            for path in legacy_files(folder):
+                target = os.path.join(destination, os.path.basename(path))
+                moves.append(PlannedMove(path, target, os.path.getsize(path), copy=True))
     return moves
 
 
-def migrate_if_needed(resolver: PathResolver) -> list[PlannedMove]:
-    """Migrate every source that has flat files; cheap (two ``scandir``) when none has."""
+def migrate_if_needed(resolver: PathResolver, cwd: str, home: str) -> list[PlannedMove]:
+    """Migrate every source that has flat files; cheap (a few ``scandir``) when none has.
+
+    ``cwd`` and ``home`` say where to look for a mnemonic store: the session's folder and
+    the user's home.
+    """
+    carry_over_former_handoff(resolver)  # first: it only acts while the project has no board yet
     moved: list[PlannedMove] = []
     for source, legacy_dir in resolver.legacy_locations():
         if legacy_files(source):
             moved += _migrate_source(resolver, source, legacy_dir)
+    for folder, legacy_dir in _mnemonic_imports(resolver, cwd, home):
+        if legacy_files(folder) and not _imported(legacy_dir, folder):
+            moved += _import_copy(resolver, folder, legacy_dir)
     return moved
 
 
@@ -87,6 +116,111 @@ def _migrate_source(resolver: PathResolver, source: str, legacy_dir: str) -> lis
     return moves
 
 
+def _mnemonic_imports(resolver: PathResolver, cwd: str, home: str) -> list[tuple[str, str]]:
+    """``(mnemonic folder, legacy dir it is copied under)``; a folder the root's own migration moves is left to it."""
+    (own_project, project_legacy), (own_global, global_legacy) = resolver.legacy_locations()
+    own = {os.path.realpath(own_project), os.path.realpath(own_global)}
+    project = resolver.project
+    found = []
+    for source in mnemonic.sources(home, project.remote, project.toplevel, cwd):
+        if os.path.realpath(source.folder) not in own:
+            found.append((source.folder, project_legacy if source.per_project else global_legacy))
+    return found
+
+
+def _import_dir(legacy_dir: str, folder: str) -> str:
+    """``_legacy/mnemonic-{hash of the folder}``: the same folder always lands in the same place."""
+    import zlib
+
+    return os.path.join(legacy_dir, f"mnemonic-{zlib.crc32(os.fsencode(folder)):08x}")
+
+
+def _imported(legacy_dir: str, folder: str) -> bool:
+    """Whether the manifest records a finished import of ``folder``."""
+    try:
+        manifest = json.loads(read_text(os.path.join(legacy_dir, MANIFEST)) or "{}")
+    except (OSError, ValueError):
+        return False
+    runs = manifest.get("migrations") if isinstance(manifest, dict) else None
+    return any(isinstance(r, dict) and r.get("copied") and r.get("source") == folder for r in runs or [])
+
+
+def _import_copy(resolver: PathResolver, folder: str, legacy_dir: str) -> list[PlannedMove]:
+    """Copy mnemonic's flat files in ``folder`` into ``legacy_dir``, once, and record them.
+
+    Each file lands under a name fixed by its folder, so an import a crash cut short is
+    simply done again; mnemonic's files are only read.
+    """
+    refuse_links(resolver.root, legacy_dir)
+    os.makedirs(legacy_dir, exist_ok=True)
+    with file_lock(os.path.join(legacy_dir, MANIFEST)):
+        if _imported(legacy_dir, folder):  # re-check: another session may have imported meanwhile
+            return []
+        destination = _import_dir(legacy_dir, folder)
+        os.makedirs(destination, exist_ok=True)
+        records: list[dict[str, object]] = []
+        copies = []
+        for path in legacy_files(folder):
+            name = os.path.basename(path)
+            try:
+                data = read_bounded(path, MAX_WHOLE_READ + 1) or b""
+            except OSError as exc:
+                records.append({"file": name, "skipped": exc.strerror or "unreadable"})
+                continue
+            if len(data) > MAX_WHOLE_READ:
+                records.append({"file": name, "skipped": f"over {MAX_WHOLE_READ // (1024 * 1024)} MiB"})
+                continue
+            target = os.path.join(destination, name)
+            atomic_write(target, data)
+            relative = os.path.relpath(target, legacy_dir)
+            records.append({"file": name, "stored_as": relative, "size": len(data), "sha256": _sha256(data)})
+            copies.append(PlannedMove(path, target, len(data), copy=True))
+        _record(legacy_dir, folder, records, copied=True)
+    if legacy_dir == resolver.get_legacy_dir():
+        _seed_latest_handoff(resolver, copies)
+    return copies
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib  # loads OpenSSL: only when something migrates, not on every SessionStart
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def carry_over_former_handoff(resolver: PathResolver) -> bool:
+    """Give a project's first board the handoff its former board left, when it came from this checkout.
+
+    Hosts entered project identity (ADR 18): ``gitlab.com/acme/widget`` was ``acme/widget``
+    and is now ``gitlab.com+acme/widget``. The former board stays where it is (another
+    host's checkout may still use it); its latest handoff is copied only when the session
+    that wrote it ran in this very checkout, so no other host's notes come along.
+    """
+    project = resolver.project
+    if not project.remote or not project.toplevel or os.path.lexists(resolver.project_dir):
+        return False
+    former = former_name(project.remote)
+    if former is None:
+        return False
+    old = PathResolver(resolver.root, Project(former[0], former[1], None, "former name"))
+    found = handoff.read_handoff(old.latest_handoff_path())
+    session_id = str(found[0].get("session_id") or "") if found else ""
+    if not found or not is_session_id(session_id):
+        return False
+    meta = read_meta_or_none(old.meta_path(session_id))
+    cwd = meta.get("cwd") if meta else None
+    if not isinstance(cwd, str) or not _inside(cwd, project.toplevel):
+        return False
+    fields, body = found
+    fields["carried_over_from"] = f"{former[0]}/{former[1]}"
+    handoff.publish_latest(resolver, handoff.dump_front_matter(fields) + body)
+    return True
+
+
+def _inside(path: str, folder: str) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return real == top or real.startswith(top + os.sep)
+
+
 def _free_name(name: str, taken: set[str]) -> str:
     if name not in taken:
         return name
@@ -107,13 +241,16 @@ def _size_and_sha256(path: str) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def _record(legacy_dir: str, source: str, records: list[dict[str, object]]) -> None:
+def _record(legacy_dir: str, source: str, records: list[dict[str, object]], copied: bool = False) -> None:
     path = os.path.join(legacy_dir, MANIFEST)
     try:
         manifest = json.loads(read_text(path) or '{"migrations": []}')
     except ValueError:
         manifest = {"migrations": [], "unreadable_previous_manifest": read_text(path)}
-    manifest.setdefault("migrations", []).append({"at": now_iso(), "source": source, "files": records})
+    run: dict[str, object] = {"at": now_iso(), "source": source, "files": records}
+    if copied:
+        run["copied"] = True  # from mnemonic, whose files stay as they were
+    manifest.setdefault("migrations", []).append(run)
     atomic_write(path, json.dumps(manifest, indent=2) + "\n")
 
 

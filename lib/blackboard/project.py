@@ -18,15 +18,30 @@ MAX_SEGMENT = 80
 
 
 class Project:
-    """A project's board name (``acme``/``widget``), its current branch, and why it got that name."""
+    """A project's board name (``acme``/``widget``), its branch, and where the name came from.
 
-    __slots__ = ("org", "name", "git_branch", "reason")
+    ``remote`` is the ``origin`` URL as written in ``.git/config`` (None without one) and
+    ``toplevel`` the checkout's top folder (None outside git): migration reads both to find
+    boards kept under an earlier name.
+    """
 
-    def __init__(self, org: str, name: str, git_branch: str | None, reason: str) -> None:
+    __slots__ = ("org", "name", "git_branch", "reason", "remote", "toplevel")
+
+    def __init__(
+        self,
+        org: str,
+        name: str,
+        git_branch: str | None,
+        reason: str,
+        remote: str | None = None,
+        toplevel: str | None = None,
+    ) -> None:
         self.org = org
         self.name = name
         self.git_branch = git_branch
         self.reason = reason
+        self.remote = remote
+        self.toplevel = toplevel
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Project) and (self.org, self.name) == (other.org, other.name)
@@ -56,44 +71,92 @@ def _crc32(data: bytes) -> int:
 def parse_remote(url: str) -> tuple[str, str] | None:
     """``(org, project)`` from a git remote URL, or None when it names no repository.
 
-    ``git@github.com:acme/widget.git`` -> ``("acme", "widget")``;
-    nested groups ``https://gitlab.com/a/b/widget`` -> ``("a+b", "widget")``.
+    The host is part of the name, except for GitHub, whose boards keep the name they had
+    before hosts counted (docs/adr/0017-hosts-in-project-identity.md):
+
+    - ``git@github.com:acme/widget.git`` -> ``("acme", "widget")``;
+    - ``https://gitlab.com/a/b/widget`` -> ``("gitlab.com+a+b", "widget")``;
+    - a path on this machine, ``/srv/git/widget.git`` -> ``("local", "widget-{hash of the path}")``.
     """
+    parsed = _parse(url)
+    if parsed is None:
+        return None
+    host, owners, name, path = parsed
+    if host is None:
+        return "local", f"{safe_segment(name)}-{_crc32(path.encode('utf-8', 'surrogatepass')):08x}"
+    if host not in GITHUB_HOSTS:
+        owners = [host, *owners]
+    return _joined(owners), safe_segment(name)
+
+
+def former_name(url: str) -> tuple[str, str] | None:
+    """The ``(org, project)`` a remote was given before hosts counted, when it differs from today's.
+
+    Then the host was dropped and a path's parent folder was its org: ``/srv/git/widget.git``
+    was ``git/widget``, and ``gitlab.com/acme/widget`` was ``acme/widget``.
+    """
+    parsed = _parse(url)
+    if parsed is None:
+        return None
+    host, owners, name, path = parsed
+    if host is None:
+        parts = _parts(path)
+        owners = parts[-2:-1]
+    former = (_joined(owners) if owners else "local", safe_segment(name))
+    return former if former != parse_remote(url) else None
+
+
+GITHUB_HOSTS = frozenset({"github.com", "www.github.com", "ssh.github.com"})
+
+
+def _joined(owners: list[str]) -> str:
+    """Owners as one segment: nested groups ``a``, ``b`` -> ``a+b`` (``+`` is allowed in no group name)."""
+    return safe_segment("+".join(safe_segment(p) for p in owners)) if owners else "local"
+
+
+def _parse(url: str) -> tuple[str | None, list[str], str, str] | None:
+    """``(host, owners, name, path)`` of a remote; the host is None for a path on this machine."""
     url = url.strip()
-    url_path, scp_path = _url_path(url), _scp_path(url)
-    if url_path is not None:
-        path, local = url_path, url.lower().startswith("file:")
-    elif scp_path is not None:
-        path, local = scp_path, False
+    scheme = re.match(_URL_SCHEME, url)
+    if scheme:
+        rest = url[scheme.end() :]
+        authority, slash, tail = rest.partition("/")
+        local = url.lower().startswith("file:")
+        host, path = (None, "/" + tail) if local else (authority, slash + tail)
     else:
-        host, _, rest = url.partition("/")
-        local = url.startswith(("/", ".", "~")) or "." not in host
-        path = url if local else rest
+        scp = _scp(url)
+        if scp is not None:
+            host, path = scp
+        else:
+            first, _, rest = url.partition("/")
+            local = url.startswith(("/", ".", "~")) or "." not in first
+            host, path = (None, url) if local else (first, rest)
     path = path.split("?")[0].split("#")[0]  # a query or a fragment (`#token`) names no repository
-    parts = [redact(p) for p in path.split("/") if p not in ("", ".", "..", "_git")]
+    parts = _parts(path)
     if not parts:
         return None
     name = parts[-1][: -len(".git")] if parts[-1].endswith(".git") else parts[-1]
     if not name:
         return None
-    # A local path's folders are not owners; only the parent folder names one.
-    owners = parts[-2:-1] if local else parts[:-1]
-    org = safe_segment("+".join(safe_segment(p) for p in owners)) if owners else "local"
-    return org, safe_segment(name)
+    if host is None:
+        return None, [], name, path
+    host = _host(host)
+    return (host or "_"), parts[:-1], name, path
 
 
-def _url_path(url: str) -> str | None:
-    """The path of ``scheme://[user@]host[/path]`` (empty without one), or None for another form."""
-    match = re.match(_URL_SCHEME, url)
-    if not match:
-        return None
-    rest = url[match.end() :]
-    slash = rest.find("/")
-    return "" if slash < 0 else rest[slash:]
+def _parts(path: str) -> list[str]:
+    return [redact(p) for p in path.split("/") if p not in ("", ".", "..", "_git")]
 
 
-def _scp_path(url: str) -> str | None:
-    """The path of scp-like ``[user@]host:path`` (``git@github.com:acme/widget.git``), or None.
+def _host(authority: str) -> str:
+    """``user:pass@Host.example:2222`` -> ``host.example``: no user, no port, lower case."""
+    host = authority.rpartition("@")[2]
+    host = host[1 : host.find("]")] if host.startswith("[") and "]" in host else host.partition(":")[0]
+    return safe_segment(redact(host.lower())) if host else ""
+
+
+def _scp(url: str) -> tuple[str, str] | None:
+    """``(host, path)`` of scp-like ``[user@]host:path`` (``git@github.com:acme/widget.git``), or None.
 
     The user part, when there is one, runs to the first ``@``; the host to the next ``:``.
     """
@@ -101,7 +164,7 @@ def _scp_path(url: str) -> str | None:
     for rest in ([after] if at and user and "/" not in user else []) + [url]:
         host, sep, path = rest.partition(":")
         if sep and host and "/" not in host and not path.startswith("//"):
-            return path
+            return host, path
     return None
 
 
@@ -112,9 +175,10 @@ def identify_project(cwd: str) -> Project:
         parsed = parse_remote(git.origin_url)
         if parsed:
             # the reason is shown by `where`, which redacts it (a remote may carry a password)
-            return Project(parsed[0], parsed[1], git.branch, f"git remote origin {git.origin_url}")
+            why = f"git remote origin {git.origin_url}"
+            return Project(parsed[0], parsed[1], git.branch, why, git.origin_url, git.toplevel)
     base = git.toplevel if git else os.path.abspath(cwd)
     digest = _crc32(os.path.realpath(base).encode("utf-8", "surrogateescape"))
     name = f"{safe_segment(redact(os.path.basename(base)) or 'root')}-{digest:08x}"
     why = "git repository without an origin remote" if git else "not a git repository"
-    return Project("local", name, git.branch if git else None, f"{why}: {base}")
+    return Project("local", name, git.branch if git else None, f"{why}: {base}", None, git.toplevel if git else None)

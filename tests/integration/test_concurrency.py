@@ -96,3 +96,33 @@ def test_stops_racing_the_end_never_leave_a_draft_over_the_final_handoff(
             assert proc.stderr.read() == b""  # type: ignore[union-attr]
     handoff = root / "acme" / "widget" / ".blackboard" / "handoff" / f"handoff-{session_id}.md"
     assert '\nstatus: "ended"\n' in handoff.read_text()
+
+
+def test_eight_sessions_starting_at_once_copy_a_mnemonic_store_exactly_once(
+    hook_venv: Path, project: Path, root: Path, isolated_home: Path
+) -> None:
+    """No MNEMONIC_ROOT and no config: the default store is found, copied once, and left as it was."""
+    store = isolated_home / ".claude" / "mnemonic" / "acme" / "widge" / ".blackboard"  # mnemonic's own naming
+    store.mkdir(parents=True)
+    originals = {
+        "session-notes.md": b"---\n**Session:** m-old\n**Time:** 2026-01-01T00:00:00Z\n\nkept by mnemonic\n" * 500,
+        "active-tasks.md": os.urandom(64 * 1024),
+    }
+    for name, data in originals.items():
+        (store / name).write_bytes(data)
+
+    results = _release([spawn_hook("SessionStart", start_payload(f"m{i}", project), hook_venv) for i in range(8)])
+
+    assert [code for code, _, _ in results] == [0] * 8
+    assert all(err == b"" for _, _, err in results), [err for _, _, err in results]
+    legacy = root / "acme" / "widget" / ".blackboard" / "_legacy"
+    (run,) = json.loads((legacy / "_migration.json").read_text())["migrations"]
+    assert run["source"] == str(store)
+    recorded = {r["file"]: r["sha256"] for r in run["files"]}
+    assert recorded == {name: hashlib.sha256(data).hexdigest() for name, data in originals.items()}
+    (copy_dir,) = [p for p in legacy.iterdir() if p.is_dir()]
+    assert {p.name: p.read_bytes() for p in copy_dir.iterdir()} == originals
+    assert {p.name: p.read_bytes() for p in store.iterdir()} == originals  # mnemonic keeps its files
+    ((code, out, err),) = _release([spawn_hook("SessionStart", start_payload("next", project), hook_venv)])
+    assert "kept by mnemonic" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert not (root / "logs").exists()

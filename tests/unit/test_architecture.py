@@ -11,7 +11,7 @@ LIB = Path(__file__).resolve().parents[2] / "lib" / "blackboard"
 LAYERS = [
     {"errors", "environment", "clock", "fsutil", "redact"},
     {"settings", "ids", "approve"},
-    {"gitinfo", "project"},
+    {"gitinfo", "project", "mnemonic"},
     {"paths"},
     {"meta"},
     {"entries", "registry", "handoff"},

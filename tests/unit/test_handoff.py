@@ -230,12 +230,14 @@ def test_a_clock_running_ahead_cannot_pin_the_latest_handoff(resolver: PathResol
 
 
 def test_a_legacy_file_stamped_2999_is_newer_only_until_a_real_session_ends(resolver: PathResolver) -> None:
+    from test_migrate import _where
+
     from blackboard import migrate
 
     board = Path(resolver.project_dir)
     board.mkdir(parents=True)
     (board / "session-notes.md").write_text("---\n**Session:** ../../etc\n**Time:** 2999-12-31T00:00:00Z\n\nold\n")
-    migrate.migrate_if_needed(resolver)
+    migrate.migrate_if_needed(resolver, *_where(resolver))
     seeded, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert seeded["session_id"] == "legacy"  # a hostile id from a legacy file is not taken as one
 

@@ -12,6 +12,11 @@ OLD_NOTES = (
 )
 
 
+def _where(resolver: PathResolver) -> tuple:
+    """The session's folder and the (test's) home: where a mnemonic store would be looked for."""
+    return resolver.project.toplevel or os.getcwd(), os.environ["HOME"]
+
+
 def _legacy(resolver: PathResolver) -> dict:
     board = Path(resolver.project_dir)
     board.mkdir(parents=True, exist_ok=True)
@@ -29,7 +34,7 @@ def _legacy(resolver: PathResolver) -> dict:
 
 def test_migration_moves_every_file_byte_for_byte_with_a_manifest(resolver: PathResolver) -> None:
     files = _legacy(resolver)
-    moved = migrate.migrate_if_needed(resolver)
+    moved = migrate.migrate_if_needed(resolver, *_where(resolver))
     assert sorted(os.path.basename(m.source) for m in moved) == sorted(files)
     legacy = Path(resolver.get_legacy_dir())
     for name, data in files.items():
@@ -46,17 +51,17 @@ def test_migration_moves_every_file_byte_for_byte_with_a_manifest(resolver: Path
 
 def test_migration_happens_once(resolver: PathResolver) -> None:
     _legacy(resolver)
-    assert migrate.migrate_if_needed(resolver)
-    assert migrate.migrate_if_needed(resolver) == []
+    assert migrate.migrate_if_needed(resolver, *_where(resolver))
+    assert migrate.migrate_if_needed(resolver, *_where(resolver)) == []
     manifest = json.loads((Path(resolver.get_legacy_dir()) / "_migration.json").read_text())
     assert len(manifest["migrations"]) == 1
 
 
 def test_newer_flat_files_never_overwrite_migrated_ones(resolver: PathResolver) -> None:
     _legacy(resolver)
-    migrate.migrate_if_needed(resolver)
+    migrate.migrate_if_needed(resolver, *_where(resolver))
     (Path(resolver.project_dir) / "active-tasks.md").write_text("written later by an old plugin\n")
-    migrate.migrate_if_needed(resolver)
+    migrate.migrate_if_needed(resolver, *_where(resolver))
     legacy = Path(resolver.get_legacy_dir())
     assert (legacy / "active-tasks.md").read_text() == "- [ ] ship it\n"
     assert (legacy / "active-tasks.2.md").read_text() == "written later by an old plugin\n"
@@ -64,14 +69,14 @@ def test_newer_flat_files_never_overwrite_migrated_ones(resolver: PathResolver) 
 
 def test_dry_run_plan_moves_nothing(resolver: PathResolver) -> None:
     files = _legacy(resolver)
-    planned = migrate.plan(resolver)
+    planned = migrate.plan(resolver, *_where(resolver))
     assert sorted(os.path.basename(p.destination) for p in planned) == sorted(files)
     assert all((Path(resolver.project_dir) / name).exists() for name in files)
 
 
 def test_newest_legacy_note_seeds_the_latest_handoff(resolver: PathResolver) -> None:
     _legacy(resolver)
-    migrate.migrate_if_needed(resolver)
+    migrate.migrate_if_needed(resolver, *_where(resolver))
     fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "old-2"
     assert fields["ended"] == "2026-02-01T00:00:00Z"
@@ -83,7 +88,7 @@ def test_an_existing_handoff_is_not_replaced_by_the_seed(resolver: PathResolver)
     fields = {"session_id": "real", "ended": "2026-11-01T00:00:00Z"}
     handoff.publish_latest(resolver, handoff.dump_front_matter(fields) + "real body\n")
     _legacy(resolver)
-    migrate.migrate_if_needed(resolver)
+    migrate.migrate_if_needed(resolver, *_where(resolver))
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "real"
 
@@ -92,7 +97,7 @@ def test_global_flat_files_move_to_the_global_legacy_dir_and_seed_nothing(resolv
     global_board = Path(resolver.legacy_locations()[1][0])
     global_board.mkdir(parents=True)
     (global_board / "session-notes.md").write_text(OLD_NOTES)
-    migrate.migrate_if_needed(resolver)
+    migrate.migrate_if_needed(resolver, *_where(resolver))
     assert (global_board / "_legacy" / "session-notes.md").read_text() == OLD_NOTES
     assert not os.path.exists(resolver.latest_handoff_path())
 
@@ -102,7 +107,7 @@ def test_symlinked_flat_files_are_left_alone(resolver: PathResolver, tmp_path: P
     outside = tmp_path / "outside.md"
     outside.write_text("not ours")
     (Path(resolver.project_dir) / "link.md").symlink_to(outside)
-    assert migrate.migrate_if_needed(resolver) == []
+    assert migrate.migrate_if_needed(resolver, *_where(resolver)) == []
     assert outside.read_text() == "not ours"
 
 
@@ -113,7 +118,7 @@ def test_non_iso_legacy_times_count_as_oldest(resolver: PathResolver) -> None:
     )
     Path(resolver.project_dir).mkdir(parents=True)
     (Path(resolver.project_dir) / "session-notes.md").write_text(notes)
-    migrate.migrate_if_needed(resolver)
+    migrate.migrate_if_needed(resolver, *_where(resolver))
     fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "iso"
     assert fields["ended"] == "2026-02-01T00:00:00Z"
@@ -123,8 +128,65 @@ def test_non_iso_legacy_times_count_as_oldest(resolver: PathResolver) -> None:
 def test_a_seed_without_a_time_has_no_ended_and_loses_to_any_session(resolver: PathResolver) -> None:
     Path(resolver.project_dir).mkdir(parents=True)
     (Path(resolver.project_dir) / "session-notes.md").write_text("just some old text\n")
-    migrate.migrate_if_needed(resolver)
+    migrate.migrate_if_needed(resolver, *_where(resolver))
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["ended"] is None
     real = {"session_id": "real", "ended": "2026-01-01T00:00:00Z"}
     assert handoff.publish_latest(resolver, handoff.dump_front_matter(real) + "body\n")
+
+
+def _former_board_with_a_handoff(root: Path, session_id: str, cwd: Path) -> PathResolver:
+    """``acme/widget``, as a GitLab checkout was named before hosts counted, with one ended session."""
+    from blackboard import board, session
+    from blackboard.project import Project
+
+    former = PathResolver(str(root), Project("acme", "widget", "main", "before ADR 18"))
+    session.start(former, session_id, "startup", {"cwd": str(cwd)})
+    board.Board(former, session_id).note("the gitlab port is half done", "main")
+    session.end(former, session_id, "other")
+    return former
+
+
+def _gitlab_checkout(path: Path, root: Path) -> PathResolver:
+    from blackboard.project import identify_project
+    from helpers import make_git_project
+
+    checkout = make_git_project(path, remote="git@gitlab.com:acme/widget.git")
+    return PathResolver(str(root), identify_project(str(checkout)))
+
+
+def test_a_renamed_project_takes_its_former_handoff_when_it_came_from_this_checkout(tmp_path: Path, root: Path) -> None:
+    resolver = _gitlab_checkout(tmp_path / "widget", root)
+    assert (resolver.project.org, resolver.project.name) == ("gitlab.com+acme", "widget")
+    former = _former_board_with_a_handoff(root, "old-1", tmp_path / "widget" / "src")
+    before = sorted(p.relative_to(former.project_dir) for p in Path(former.project_dir).rglob("*"))
+
+    migrate.migrate_if_needed(resolver, *_where(resolver))
+
+    fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "old-1"
+    assert fields["carried_over_from"] == "acme/widget"
+    assert "the gitlab port is half done" in body
+    after = sorted(p.relative_to(former.project_dir) for p in Path(former.project_dir).rglob("*"))
+    assert after == before  # the former board stays where it is
+
+
+def test_a_former_handoff_from_another_checkout_stays_behind(tmp_path: Path, root: Path) -> None:
+    """The GitHub checkout of acme/widget wrote it: the GitLab one must not see it."""
+    resolver = _gitlab_checkout(tmp_path / "widget", root)
+    elsewhere = tmp_path / "github-widget"
+    elsewhere.mkdir()
+    _former_board_with_a_handoff(root, "gh-1", elsewhere)
+
+    migrate.migrate_if_needed(resolver, *_where(resolver))
+
+    assert not os.path.exists(resolver.latest_handoff_path())
+
+
+def test_a_former_handoff_is_carried_over_only_to_a_new_board(tmp_path: Path, root: Path) -> None:
+    resolver = _gitlab_checkout(tmp_path / "widget", root)
+    Path(resolver.sessions_dir).mkdir(parents=True)  # the new board already exists
+    _former_board_with_a_handoff(root, "old-1", tmp_path / "widget")
+
+    assert migrate.carry_over_former_handoff(resolver) is False
+    assert not os.path.exists(resolver.latest_handoff_path())

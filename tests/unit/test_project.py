@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from blackboard.project import identify_project, parse_remote, safe_segment
+from blackboard.project import former_name, identify_project, parse_remote, safe_segment
 from helpers import make_git_project
 
 
@@ -14,22 +14,75 @@ from helpers import make_git_project
         pytest.param("git@github.com:acme/widget.git", ("acme", "widget"), id="scp-like"),
         pytest.param("https://user@github.com/acme/widget.git", ("acme", "widget"), id="https-with-user"),
         pytest.param("https://github.com/acme/widget", ("acme", "widget"), id="https-no-suffix"),
-        pytest.param("ssh://git@host:2222/acme/widget", ("acme", "widget"), id="ssh-with-port"),
-        pytest.param("ssh://git@host:2222/acme/widget.git/", ("acme", "widget"), id="trailing-slash"),
-        pytest.param("https://gitlab.com/a/b/widget.git", ("a+b", "widget"), id="nested-groups-https"),
-        pytest.param("gitlab.com/a/b/widget", ("a+b", "widget"), id="nested-groups-no-scheme"),
-        pytest.param("git@gitlab.com:a/b/c/widget.git", ("a+b+c", "widget"), id="nested-groups-scp"),
+        pytest.param("https://GitHub.com/acme/widget", ("acme", "widget"), id="host-case-ignored"),
+        pytest.param("ssh://git@ssh.github.com:443/acme/widget.git", ("acme", "widget"), id="github-ssh-over-443"),
+        pytest.param("https://www.github.com/acme/widget", ("acme", "widget"), id="github-www"),
+        pytest.param("ssh://git@host:2222/acme/widget", ("host+acme", "widget"), id="ssh-with-port"),
+        pytest.param("ssh://git@host:2222/acme/widget.git/", ("host+acme", "widget"), id="trailing-slash"),
+        pytest.param("https://gitlab.com/a/b/widget.git", ("gitlab.com+a+b", "widget"), id="nested-groups-https"),
+        pytest.param("gitlab.com/a/b/widget", ("gitlab.com+a+b", "widget"), id="nested-groups-no-scheme"),
+        pytest.param("git@gitlab.com:a/b/c/widget.git", ("gitlab.com+a+b+c", "widget"), id="nested-groups-scp"),
         pytest.param("https://github.com/acme/digit", ("acme", "digit"), id="git-is-a-suffix-not-characters"),
         pytest.param("https://github.com/acme/widget.github.io.git", ("acme", "widget.github.io"), id="dots-kept"),
-        pytest.param("https://dev.azure.com/org/proj/_git/repo", ("org+proj", "repo"), id="azure-devops"),
-        pytest.param("/srv/git/widget.git", ("git", "widget"), id="local-path"),
-        pytest.param("file:///srv/git/widget.git", ("git", "widget"), id="file-url"),
-        pytest.param("https://evil.example/../../etc/passwd", ("etc", "passwd"), id="dot-dot-dropped"),
-        pytest.param("https://host/a b/wid get.git", ("a_b", "wid_get"), id="spaces-sanitised"),
+        pytest.param("https://dev.azure.com/org/proj/_git/repo", ("dev.azure.com+org+proj", "repo"), id="azure-devops"),
+        pytest.param("https://evil.example/../../etc/passwd", ("evil.example+etc", "passwd"), id="dot-dot-dropped"),
+        pytest.param("https://host/a b/wid get.git", ("host+a_b", "wid_get"), id="spaces-sanitised"),
+        pytest.param("https://u:p@[::1]:8080/acme/widget", ("_1+acme", "widget"), id="ipv6-host"),
     ],
 )
 def test_parse_remote(url: str, expected: tuple) -> None:
     assert parse_remote(url) == expected
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "git@github.com:acme/widget.git",
+        "https://github.com/acme/widget",
+        "https://gitlab.com/acme/widget.git",
+        "git@bitbucket.org:acme/widget.git",
+        "/srv/mirrors/acme/widget.git",
+        "file:///srv/mirrors/acme/widget.git",
+    ],
+)
+def test_hosts_never_share_a_board(url: str) -> None:
+    """One ``acme/widget`` on GitHub, GitLab, Bitbucket and a mirror path: the same name only within a host."""
+    others = {
+        "github": parse_remote("git@github.com:acme/widget.git"),
+        "gitlab": parse_remote("https://gitlab.com/acme/widget.git"),
+        "bitbucket": parse_remote("git@bitbucket.org:acme/widget.git"),
+        "mirror": parse_remote("/srv/mirrors/acme/widget.git"),
+    }
+    assert len(set(others.values())) == 4
+    assert parse_remote(url) in others.values()
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        pytest.param("/srv/git/widget.git", "/srv/git/widget.git", id="local-path"),
+        pytest.param("file:///srv/git/widget.git", "/srv/git/widget.git", id="file-url"),
+        pytest.param("../widget", "../widget", id="relative-path"),
+    ],
+)
+def test_a_path_remote_is_named_after_the_path(url: str, expected: str) -> None:
+    import zlib
+
+    assert parse_remote(url) == ("local", f"widget-{zlib.crc32(expected.encode()):08x}")
+
+
+@pytest.mark.parametrize(
+    ("url", "former"),
+    [
+        pytest.param("git@github.com:acme/widget.git", None, id="github-kept"),
+        pytest.param("https://gitlab.com/a/b/widget.git", ("a+b", "widget"), id="gitlab"),
+        pytest.param("ssh://git@host:2222/acme/widget", ("acme", "widget"), id="ssh-port"),
+        pytest.param("/srv/git/widget.git", ("git", "widget"), id="local-path"),
+        pytest.param("", None, id="nothing"),
+    ],
+)
+def test_former_name(url: str, former: tuple) -> None:
+    assert former_name(url) == former
 
 
 @pytest.mark.parametrize("url", ["", "git@github.com:", "https://github.com/", "git@github.com:acme/.git"])
@@ -105,6 +158,7 @@ TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
         pytest.param(f"https://github.com/acme/widget.git#{TOKEN}", ("acme", "widget"), id="token-fragment"),
         pytest.param(f"https://x:{TOKEN}@github.com/acme/widget.git", ("acme", "widget"), id="token-as-password"),
         pytest.param(f"https://github.com/acme/{TOKEN}.git", ("acme", "_REDACTED_"), id="token-as-name"),
+        pytest.param(f"https://{TOKEN}@gitlab.com/acme/widget.git", ("gitlab.com+acme", "widget"), id="token-as-user"),
     ],
 )
 def test_a_token_in_a_remote_never_becomes_a_folder_name(url: str, expected: tuple) -> None:
