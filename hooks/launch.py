@@ -10,7 +10,7 @@ import os
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(here), "lib"))
+sys.path.append(os.path.join(os.path.dirname(here), "lib"))  # after the standard library: its imports look here last
 
 try:
     from blackboard import environment

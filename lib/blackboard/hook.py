@@ -27,9 +27,10 @@ def read_payload(raw: bytes) -> tuple[dict[str, object], str | None]:
     an object, over ``MAX_STDIN``) gives ``{}`` and a problem to say: the session is then named
     by the environment, as with an empty stdin, but never without a word.
     """
-    encoding = "utf-16" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
+    utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
     try:
-        text = raw.decode(encoding)
+        # "utf-8-sig" would load one more codec module on every hook: the BOM is dropped here
+        text = raw.decode("utf-16") if utf16 else raw.decode("utf-8").removeprefix("\ufeff")
         data = json.loads(text) if text.strip() else {}
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         data = None
