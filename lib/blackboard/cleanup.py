@@ -143,10 +143,13 @@ def remove(candidates: List[Candidate], advance: Optional[Callable[[int], None]]
     handoffs_ok = {key: _is_inside(r, r.get_handoff_dir()) for key, r in resolvers.items()}
     jobs = [(c, sessions_ok[id(c.resolver)], handoffs_ok[id(c.resolver)]) for c in candidates]
     removed, problems = [], []
+    from .sync import record_removal
+
     with contextlib.closing(_parallel(_remove_one, jobs)) as results:
         for candidate, (freed, problem) in zip(candidates, results):
             if freed is not None:
                 removed.append(candidate._replace(size=freed))
+                record_removal(candidate.resolver, session_id_of(candidate.session_id))  # reaches the remote
             if problem:
                 problems.append(f"{candidate.session_id}: {problem}")
             if advance:

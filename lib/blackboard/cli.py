@@ -305,10 +305,10 @@ def sessions(all_projects: bool, status: Optional[str]) -> None:
     rows.sort(key=lambda row: (row["started"] or "", row["session_id"]), reverse=True)
     lines = [
         f"{r['session_id']:<38} {r['status'] or 'corrupt':<9} {r['started'] or '-':<20} {r['ended'] or '-':<20} "
-        f"{r['org']}/{r['project']}"
+        f"{(r['host'] or '-')[:20]:<20} {r['org']}/{r['project']}"
         for r in rows
     ]
-    header = f"{'SESSION':<38} {'STATUS':<9} {'STARTED':<20} {'ENDED':<20} PROJECT"
+    header = f"{'SESSION':<38} {'STATUS':<9} {'STARTED':<20} {'ENDED':<20} {'HOST':<20} PROJECT"
     _emit(rows, "\n".join([header] + lines) if rows else "(no sessions)")
     for row in rows:
         if row["error"]:
@@ -327,6 +327,7 @@ def _session_row(resolver: PathResolver, entry: SessionEntry) -> Dict[str, Any]:
         "project": resolver.project.name,
         "git_branch": meta.get("git_branch"),
         "parent_session_id": meta.get("parent_session_id"),
+        "host": meta.get("host"),
         "error": entry.error,
     }
 
@@ -358,7 +359,7 @@ def show(ctx: click.Context, session_id: Optional[str]) -> None:
     head = (
         f"# Session {board.session_id} ({meta.get('status')}) — {meta.get('org')}/{meta.get('project')}\n"
         f"started {meta.get('started')}, last activity {meta.get('last_activity')}, "
-        f"branch {meta.get('git_branch') or '?'}\nboard: {board.directory}\n"
+        f"branch {meta.get('git_branch') or '?'}, host {meta.get('host') or '?'}\nboard: {board.directory}\n"
     )
     _emit(data, head + "\n" + render.render_sections(state, ("open", "done", "context", "notes")))
     _warn(task_problems, "active-tasks.md")
@@ -470,6 +471,83 @@ def _bytes(size: int) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024  # type: ignore[assignment]
     return f"{size} B"
+
+
+@cli.group(invoke_without_command=True)
+@GLOBAL
+@click.pass_context
+def sync(ctx: click.Context) -> None:
+    """Run one sync round now: fetch other machines' sessions, push this machine's (see `sync enable`)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from . import sync as syncing
+
+    resolver = _here()
+    if not syncing.enabled(resolver):
+        raise BlackboardError("sync is off for this project; turn it on with: blackboard sync enable [--remote URL]")
+    done = syncing.sync_round(resolver, os.environ, lambda step: click.echo(f"blackboard: {step}…", err=True))
+    lines = [f"imported {len(done.imported)} session(s), pushed {done.pushed}, removed {done.removed}"]
+    lines += [f"conflict: {c}" for c in done.conflicts] + [f"refused: {r}" for r in done.refused]
+    lines += [f"not synced: {s}" for s in done.skipped]
+    data = {
+        "imported": done.imported,
+        "pushed": done.pushed,
+        "removed": done.removed,
+        "conflicts": done.conflicts,
+        "refused": done.refused,
+        "not_synced": done.skipped,
+    }
+    _emit(data, "\n".join(lines))
+
+
+@sync.command("enable")
+@click.option("--remote", metavar="URL", help="The git remote to sync through (default: the project's origin).")
+@GLOBAL
+def sync_enable(remote: Optional[str]) -> None:
+    """Turn sync on for this project: sessions travel through a ref of its git remote."""
+    from . import sync as syncing
+    from .redact import redact
+
+    resolver = _here()
+    url = syncing.enable(resolver, remote, os.environ)
+    ref = syncing.remote_ref(resolver)
+    _emit({"remote": redact(url), "ref": ref}, f"sync on: {redact(url)} ({ref}); run `blackboard sync` to sync now")
+
+
+@sync.command("disable")
+@GLOBAL
+def sync_disable() -> None:
+    """Turn sync off for this project; nothing more leaves this machine."""
+    from . import sync as syncing
+
+    was_on = syncing.disable(_here())
+    _emit({"was_enabled": was_on}, "sync off" if was_on else "sync was already off")
+
+
+@sync.command("status")
+@GLOBAL
+def sync_status() -> None:
+    """Show the remote, the last fetch and push with their outcome, and what is pending."""
+    from . import sync as syncing
+
+    info = syncing.status(_here())
+    if not info["enabled"]:
+        _emit(info, "sync is off for this project (blackboard sync enable [--remote URL])")
+        return
+    lines = [f"remote: {info['remote']} ({info['ref']})"]
+    for step in ("last_fetch", "last_push"):
+        record = info[step]
+        if isinstance(record, dict):
+            outcome = "ok" if record.get("ok") else "FAILED"
+            lines.append(f"{step.replace('_', ' ')}: {record.get('at')} {outcome}: {record.get('detail')}")
+        else:
+            lines.append(f"{step.replace('_', ' ')}: never")
+    lines.append(f"pending: {info['pending_sessions']} session(s), {info['pending_removals']} removal(s)")
+    lines.append(f"imported from other machines: {info['imported_sessions']} session(s)")
+    lines += [f"conflict: {k}: {v}" for k, v in dict(info["conflicts"]).items()]  # type: ignore[call-overload]
+    lines += [f"refused: {r}" for r in info["refused"]]  # type: ignore[attr-defined]
+    lines += [f"not synced: {s}" for s in info["not_synced"]]  # type: ignore[attr-defined]
+    _emit(info, "\n".join(lines))
 
 
 @cli.command()

@@ -68,6 +68,18 @@ class file_lock:  # noqa: N801 - used like a function: ``with file_lock(path):``
         self._release()
 
 
+def try_lock(path: str) -> Callable[[], object] | None:
+    """Take the lock on ``path + '.lock'`` if it is free now (what releases it), else None; never waits.
+
+    The same ``flock`` that ``file_lock`` takes, without importing filelock: for a hook that
+    would rather skip a step than wait for another process.
+    """
+    try:
+        return _flock(path + ".lock", 0)
+    except TimeoutError:
+        return None
+
+
 def _acquire(lock_path: str, timeout: float) -> Callable[[], object]:
     """Take the lock on ``lock_path``; returns what releases it."""
     try:

@@ -27,6 +27,7 @@ FIELDS = (
     "end_reason",
     "parent_session_id",
     "git_branch",
+    "host",
 )
 MAX_HANDOFF_BYTES = 60 * 1024
 MAX_HANDOFF_READ = 512 * 1024

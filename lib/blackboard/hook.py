@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Mapping
 
 from . import settings
@@ -16,7 +17,8 @@ from .errors import BlackboardError
 from .ids import optional_str
 from .paths import PathResolver
 
-EVENTS = ("session-start", "session-end", "stop", "pre-compact", "pre-tool-use")
+STARTED = time.monotonic()  # the hook's start: SessionStart's fetch is bounded from here
+EVENTS = ("session-start", "session-end", "stop", "pre-compact", "pre-tool-use", "sync")  # sync: a detached round
 MAX_STDIN = 1 << 20
 
 
@@ -43,6 +45,9 @@ def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> s
     """Do what ``event`` means; returns the JSON to print, if any."""
     if event == "pre-tool-use":
         return _pre_tool_use(payload, environ)
+    if event == "sync":
+        _background_sync(payload, environ)
+        return None
     from . import session
     from .ids import resolve_session_id
     from .registry import find_owner
@@ -60,7 +65,24 @@ def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> s
         session.checkpoint(resolver, session_id)
     elif event == "session-end":
         session.end(resolver, session_id, (optional_str(payload.get("reason")) or "other")[:64])
+        if os.path.isfile(resolver.sync_file("config.json")):
+            from . import sync
+
+            sync.start_background_round(resolver, environ)  # SessionEnd never waits on the network
     return None
+
+
+def _background_sync(payload: dict[str, object], environ: Mapping[str, str]) -> None:
+    """A sync round started by a hook (``sync.start_background_round``), detached from the session."""
+    from . import sync
+    from .project import Project, safe_segment
+
+    org, name = optional_str(payload.get("org")), optional_str(payload.get("project"))
+    if not org or not name or org != safe_segment(org) or name != safe_segment(name):
+        raise BlackboardError(f"sync: not a project: {org!r}/{name!r}")
+    resolver = PathResolver(settings.root(environ), Project(org, name, None, "a background sync round"))
+    if sync.enabled(resolver):
+        sync.sync_round(resolver, environ)
 
 
 def _pre_tool_use(payload: dict[str, object], environ: Mapping[str, str]) -> str | None:
@@ -93,6 +115,7 @@ def _session_start(
 ) -> str:
     from . import context, handoff, migrate, recovery, session
 
+    fetch = _start_fetch(resolver, environ)
     source = optional_str(payload.get("source"))
     source = source if source in session.SOURCES else "startup"
     abandoned: list[str] = []
@@ -111,6 +134,8 @@ def _session_start(
     except Exception:  # noqa: BLE001 - an unusable env file costs the Bash tool its variables, not the context
         log_failure("session-start", environ)
         troubled = True
+    if fetch is not None:
+        _finish_fetch(resolver, fetch, environ)
     limit = settings.context_chars(environ)
     latest = None
     if source == "compact" or (source == "resume" and started.reopened):
@@ -123,6 +148,30 @@ def _session_start(
     if message:
         output["systemMessage"] = message  # shown to the person in Claude Code's interface
     return json.dumps(output)
+
+
+def _start_fetch(resolver: PathResolver, environ: Mapping[str, str]) -> object | None:
+    """Start fetching other machines' boards while the hook does its local work; None when sync is off."""
+    if not os.path.isfile(resolver.sync_file("config.json")):
+        return None
+    from . import sync
+
+    return sync.start_fetch(resolver, environ)
+
+
+def _finish_fetch(resolver: PathResolver, fetch: object, environ: Mapping[str, str]) -> None:
+    """Import what arrived within ``BLACKBOARD_SYNC_TIMEOUT`` of the hook's start, then push in the background.
+
+    An unreachable or hanging remote costs the session a line in ``blackboard sync status``
+    and in ``logs/sync.log``, nothing more.
+    """
+    from . import failures, sync
+
+    try:
+        sync.finish_fetch(resolver, fetch, environ, STARTED + settings.sync_timeout(environ))  # type: ignore[arg-type]
+        sync.start_background_round(resolver, environ)  # tells other machines this session is active
+    except Exception as exc:  # noqa: BLE001 - the remote is someone else's problem, never the session's
+        failures.note("sync", f"session-start: {exc} ({time.monotonic() - STARTED:.2f}s)", environ)
 
 
 def _export_env(env_file: str | None, session_id: str, board_dir: str) -> None:

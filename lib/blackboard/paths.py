@@ -14,6 +14,7 @@ from .project import Project, identify_project
 
 BOARD_FILES = {"tasks": "active-tasks.md", "notes": "session-notes.md", "context": "shared-context.md"}
 META_FILE = "_meta.json"
+SYNC_FILES = ("config.json", "state.json", "status.json", "remote-active.json", "round")
 TRASH_PREFIX = ".removing-"  # a session a cleanup has set aside: ``.removing-{id}-{pid}``
 
 
@@ -75,6 +76,30 @@ class PathResolver:
     def strays_dir(self) -> str:
         """``.../.blackboard/_strays``, where ``doctor --fix`` moves what does not belong in ``sessions/``."""
         return os.path.join(self.project_dir, "_strays")
+
+    @property
+    def sync_dir(self) -> str:
+        """``.../.blackboard/_sync``: this project's sync settings, state and private git repository (ADR 19)."""
+        return os.path.join(self.project_dir, "_sync")
+
+    def sync_file(self, name: str) -> str:
+        """``.../_sync/{name}``: ``config.json``, ``state.json``, ``status.json``, ``remote-active.json``."""
+        if name not in SYNC_FILES:
+            raise ValueError(f"not a sync file: {name!r}")
+        return os.path.join(self.sync_dir, name)
+
+    @property
+    def sync_repo(self) -> str:
+        """``.../_sync/repo.git``: the bare repository sync fetches into and commits in."""
+        return os.path.join(self.sync_dir, "repo.git")
+
+    def sync_incoming(self, session_id: str, pid: int) -> str:
+        """``.../_sync/incoming/{id}-{pid}``: where a session from the remote is assembled before it moves in."""
+        return os.path.join(self.sync_dir, "incoming", f"{validate_session_id(session_id)}-{pid}")
+
+    def sync_removed_marker(self, session_id: str) -> str:
+        """``.../_sync/removed/{id}``: a session cleanup removed here, whose removal the next push carries."""
+        return os.path.join(self.sync_dir, "removed", validate_session_id(session_id))
 
     def get_handoff_dir(self) -> str:
         """``.../.blackboard/handoff``."""

@@ -189,3 +189,20 @@ def last_active(resolver: PathResolver, session_id: str) -> float:
 def last_activity(resolver: PathResolver, session_id: str) -> str:
     """``last_active`` as a UTC timestamp (``2026-11-22T10:00:00Z``), for metadata and handoffs."""
     return format_utc(last_active(resolver, session_id))
+
+
+def remote_active(resolver: PathResolver) -> list[dict[str, str]]:
+    """Other machines' active sessions as sync last fetched them: ``{"host", "session_id", "since"}``."""
+    import json
+
+    from .fsutil import read_bounded
+
+    try:
+        data = json.loads(read_bounded(resolver.sync_file("remote-active.json"), 1 << 20) or b"{}")
+    except (OSError, ValueError):
+        return []
+    machines = data.get("machines") if isinstance(data, dict) else None
+    if not isinstance(machines, dict):
+        return []
+    records = [r for rs in machines.values() if isinstance(rs, list) for r in rs if isinstance(r, dict)]
+    return [r for r in records if all(isinstance(r.get(k), str) for k in ("host", "session_id", "since"))]

@@ -11,10 +11,11 @@ import re
 from . import entries
 from .entries import Entry
 from .handoff import MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
+from .ids import is_session_id
 from .meta import Meta, read_meta_or_none
 from .paths import BOARD_FILES, PathResolver
 from .redact import redact
-from .registry import active_session_ids
+from .registry import active_session_ids, remote_active
 
 MAX_ITEM_CHARS = 1200
 MAX_ITEMS = {"open": 100, "done": 50, "context": 50, "notes": 12, "active": 10}
@@ -130,7 +131,19 @@ def active_sessions_section(resolver: PathResolver, exclude: str) -> str:
         lines.append(f"- {session_id} (started {meta.get('started', '?')}, branch {meta.get('git_branch') or '?'})")
     if len(others) > len(lines):
         lines.append(f"- … and {len(others) - len(lines)} more (`blackboard sessions --status active`)")
+    for record in remote_active(resolver)[: MAX_ITEMS["active"]]:  # from sync; empty when it is off
+        where, since = _item_text(record["host"]), _item_text(record["since"])
+        lines.append(f"- {_inline_id(record['session_id'])} active on host {where} since {since}")
     return f"{ACTIVE_HEADING}\n\n" + ("\n".join(lines) or "_none_") + "\n"
+
+
+def _inline_id(value: str) -> str:
+    return value if is_session_id(value) else "?"
+
+
+def _item_text(value: str) -> str:
+    """A value from another machine, on one line and short."""
+    return " ".join("".join(c if c.isprintable() else " " for c in value).split())[:64] or "?"
 
 
 def handoff_text(resolver: PathResolver, meta: Meta) -> str:

@@ -75,6 +75,7 @@ def _create(
         git_branch=resolver.project.git_branch,
         parent_session_id=parent,
         source=source,
+        host=settings.host(),
     )
     transcript = payload.get("transcript_path")
     if isinstance(transcript, str):
@@ -97,7 +98,7 @@ def _reopen(path: str, source: str, claude_pid: str | None) -> Meta:
 def _record_process(meta: Meta, claude_pid: str | None) -> None:
     """Remember Claude Code's pid and host, so a later session can tell this one's process is gone."""
     if claude_pid and claude_pid.isdigit():
-        meta.update({"claude_pid": int(claude_pid), "host": settings.host()})
+        meta.update({"claude_pid": int(claude_pid), "host": settings.host()})  # a resumed one may have moved
 
 
 def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid: str | None) -> str | None:

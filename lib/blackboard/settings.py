@@ -20,6 +20,7 @@ MAX_CONTEXT_CHARS = 9500  # Claude Code cuts additionalContext over 10 000 chara
 DEFAULT_MAX_VALUE_CHARS = 10_000
 MAX_MAX_VALUE_CHARS = 1_000_000
 DEFAULT_ABANDON_AFTER = 24 * 3600.0
+DEFAULT_SYNC_TIMEOUT = 1.5
 
 
 def root(environ: Mapping[str, str] = os.environ) -> str:
@@ -73,6 +74,15 @@ def author(explicit: str | None, environ: Mapping[str, str] = os.environ) -> str
 def host(environ: Mapping[str, str] = os.environ) -> str:
     """This machine's name: ``$BLACKBOARD_HOST``, else the host name."""
     return environ.get("BLACKBOARD_HOST") or os.uname().nodename
+
+
+def sync_timeout(environ: Mapping[str, str] = os.environ) -> float:
+    """``$BLACKBOARD_SYNC_TIMEOUT``: seconds SessionStart waits for a fetch (0.1 to 30, default 1.5)."""
+    try:
+        value = float(environ.get("BLACKBOARD_SYNC_TIMEOUT", DEFAULT_SYNC_TIMEOUT))
+    except ValueError:
+        return DEFAULT_SYNC_TIMEOUT
+    return value if 0.1 <= value <= 30 else DEFAULT_SYNC_TIMEOUT
 
 
 def _int(environ: Mapping[str, str], name: str, default: int) -> int:

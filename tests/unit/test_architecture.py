@@ -10,13 +10,13 @@ LIB = Path(__file__).resolve().parents[2] / "lib" / "blackboard"
 # Lowest first. A module may import modules of its own layer or of lower ones, never higher.
 LAYERS = [
     {"errors", "environment", "clock", "fsutil", "redact"},
-    {"settings", "ids", "approve"},
+    {"settings", "ids", "approve", "gitstore"},
     {"gitinfo", "project", "mnemonic"},
     {"paths"},
     {"meta"},
     {"entries", "registry", "handoff"},
     {"render"},
-    {"session", "recovery", "migrate", "context", "board"},
+    {"session", "recovery", "migrate", "context", "board", "sync"},
     {"cleanup", "doctor", "failures"},
     {"hook", "cli", "__main__"},
 ]

@@ -1,0 +1,199 @@
+"""A private bare git repository under the root, and the git commands sync runs in it.
+
+Example: ``~/.claude/blackboard/acme/widget/.blackboard/_sync/repo.git``. The user's own
+repository is never opened: its branches, index, working tree and HEAD stay untouched.
+Git runs non-interactively with the user's own credentials and configuration, and every
+command has a deadline (docs/adr/0019-sync-through-git.md).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator, Mapping
+
+from .errors import BlackboardError
+
+BLOB, SYMLINK, GITLINK = "blob", "120000", "160000"
+ZERO = "0" * 40
+# No prompt may wait for a person: git's own, Git Credential Manager's, ssh's askpass.
+QUIET_ENV = {"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never", "SSH_ASKPASS_REQUIRE": "never"}
+# Transports that run commands are refused whatever the user's configuration says.
+SAFE_CONFIG = ("-c", "protocol.ext.allow=never", "-c", "protocol.fd.allow=never")
+
+
+class GitFailed(BlackboardError):
+    """A git command failed or ran out of time; its message is git's last line."""
+
+
+class Entry:
+    """One file of a tree: ``mode``, ``kind`` (blob, tree, commit), ``sha``, ``size`` (-1 when none), ``path``."""
+
+    __slots__ = ("mode", "kind", "sha", "size", "path")
+
+    def __init__(self, mode: str, kind: str, sha: str, size: int, path: str) -> None:
+        self.mode, self.kind, self.sha, self.size, self.path = mode, kind, sha, size, path
+
+
+class Store:
+    """The private repository at ``git_dir``; ``environ`` is passed to every git it runs."""
+
+    def __init__(self, git_dir: str, environ: Mapping[str, str]) -> None:
+        self.git_dir = git_dir
+        self.env = {**environ, **QUIET_ENV}
+
+    def ensure(self) -> None:
+        """Create the bare repository once; it never collects garbage or maintains itself on its own."""
+        if os.path.isfile(os.path.join(self.git_dir, "HEAD")):
+            return
+        self.run(["init", "--bare", "--quiet", self.git_dir], bare=False)
+        for key, value in (("gc.auto", "0"), ("maintenance.auto", "false"), ("core.logAllRefUpdates", "false")):
+            self.run(["config", key, value])
+
+    def argv(self, args: list[str], bare: bool = True) -> list[str]:
+        return ["git", *SAFE_CONFIG, *([f"--git-dir={self.git_dir}"] if bare else []), *args]
+
+    def run(
+        self, args: list[str], stdin: bytes | None = None, deadline: float | None = None, bare: bool = True
+    ) -> bytes:
+        """Run git; its stdout, or GitFailed with git's message (also when the deadline passes)."""
+        proc = self.spawn(args, stdin is not None, bare)
+        return self.finish(proc, stdin, deadline)
+
+    def spawn(self, args: list[str], with_stdin: bool = False, bare: bool = True) -> subprocess.Popen[bytes]:
+        """Start git in its own process group (so a deadline stops ssh too), never on a terminal."""
+        try:
+            return subprocess.Popen(
+                self.argv(args, bare),
+                stdin=subprocess.PIPE if with_stdin else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise GitFailed(f"cannot run git ({exc.strerror}); install git to sync") from None
+
+    def finish(self, proc: subprocess.Popen[bytes], stdin: bytes | None = None, deadline: float | None = None) -> bytes:
+        """Wait for ``proc`` until ``deadline`` (a ``time.monotonic`` value); stop it and its children after."""
+        timeout = None if deadline is None else max(deadline - time.monotonic(), 0.001)
+        try:
+            out, err = proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _stop(proc)
+            raise GitFailed(f"git {_verb(proc)} ran out of time") from None
+        if proc.returncode != 0:
+            lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+            raise GitFailed(f"git {_verb(proc)} failed: {lines[-1] if lines else f'exit {proc.returncode}'}")
+        return out
+
+    def stop(self, proc: subprocess.Popen[bytes]) -> None:
+        """Stop a git started by ``spawn`` and everything it started."""
+        _stop(proc)
+
+    def resolve(self, ref: str) -> str | None:
+        """The commit ``ref`` names in this repository, or None."""
+        try:
+            return self.run(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"]).decode().strip() or None
+        except GitFailed:
+            return None
+
+    def tree(self, commit: str, paths: list[str] | None = None) -> list[Entry]:
+        """Every file of ``commit`` (or under ``paths``), recursively, with sizes."""
+        out = self.run(["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *(paths or [])])
+        return [_entry(record) for record in out.split(b"\0") if record]
+
+    def changed_paths(self, old: str, new: str) -> list[str]:
+        """Paths that differ between two commits."""
+        out = self.run(["diff-tree", "-r", "-z", "--no-renames", "--name-only", old, new])
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def blobs(self, shas: list[str], limit: int) -> Iterator[tuple[str, bytes | None]]:
+        """``(sha, content)`` for each blob, in order; content None when it is over ``limit`` bytes or no blob."""
+        if not shas:
+            return
+        proc = self.spawn(["cat-file", "--batch"], with_stdin=True)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("".join(f"{sha}\n" for sha in shas).encode())
+        proc.stdin.close()
+        try:
+            for sha in shas:
+                header = proc.stdout.readline().split()
+                if len(header) != 3:  # "<sha> missing"
+                    yield sha, None
+                    continue
+                size = int(header[2])
+                data = _read_exactly(proc.stdout, size, keep=header[1] == b"blob" and size <= limit)
+                proc.stdout.read(1)  # the newline after each object
+                yield sha, data
+        finally:
+            _stop(proc)
+
+    def commit(
+        self, ref: str, parent: str | None, message: str, who: str, changes: list[tuple[str, bytes | None]]
+    ) -> str:
+        """Commit ``changes`` (path, content; None deletes) on top of ``parent`` into ``ref``; returns the commit."""
+        stamp = f"{who} {int(time.time())} +0000"
+        lines = [f"commit {ref}\n".encode(), f"committer {stamp}\n".encode(), _data(message.encode())]
+        if parent:
+            lines.append(f"from {parent}\n".encode())
+        for path, content in changes:
+            quoted = _quote_path(path)
+            lines.append(f"D {quoted}\n".encode() if content is None else f"M 100644 inline {quoted}\n".encode())
+            if content is not None:
+                lines.append(_data(content))
+        self.run(["fast-import", "--quiet", "--force", "--done"], stdin=b"".join(lines) + b"\ndone\n")
+        found = self.resolve(ref)
+        if found is None:
+            raise GitFailed("git fast-import made no commit")
+        return found
+
+
+def _entry(record: bytes) -> Entry:
+    meta, _, path = record.partition(b"\t")
+    mode, kind, sha, size = meta.decode().split()
+    return Entry(mode, kind, sha, int(size) if size.isdigit() else -1, path.decode("utf-8", "surrogateescape"))
+
+
+def _read_exactly(stream: object, size: int, keep: bool) -> bytes | None:
+    """Read ``size`` bytes from a pipe; keep them only when asked (a huge blob is read through, not held)."""
+    chunks, left = [], size
+    while left:
+        chunk = stream.read(min(left, 1 << 20))  # type: ignore[attr-defined]
+        if not chunk:
+            raise GitFailed("git cat-file stopped early")
+        left -= len(chunk)
+        if keep:
+            chunks.append(chunk)
+    return b"".join(chunks) if keep else None
+
+
+def _data(content: bytes) -> bytes:
+    return f"data {len(content)}\n".encode() + content + b"\n"
+
+
+def _quote_path(path: str) -> str:
+    """A path for fast-import; ours are session ids and file names, which never need quoting."""
+    if any(c in path for c in '\n"\\') or path.startswith(" "):
+        raise ValueError(f"not a path sync writes: {path!r}")
+    return path
+
+
+def _verb(proc: subprocess.Popen[bytes]) -> str:
+    args = [a for a in proc.args if isinstance(a, str) and not a.startswith("-")][1:]  # type: ignore[union-attr]
+    return next((a for a in args if "=" not in a), "?")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a git and every process it started (ssh, a credential helper)."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            proc.kill()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream:
+            stream.close()
+    proc.wait()

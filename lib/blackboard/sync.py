@@ -1,0 +1,700 @@
+"""Boards and handoffs travel between machines through the project's own git remote (ADR 19).
+
+The remote holds ``refs/blackboard/{org}/{project}``: commits whose tree is the local layout,
+
+    sessions/{id}/_meta.json, active-tasks.md, session-notes.md, shared-context.md
+    handoff/handoff-{id}.md
+    removed/{id}          a session a cleanup removed: never imported again
+    active/{host}.json    a machine's active sessions, a light record
+
+Each machine pushes its own finished sessions, redacted, and imports everyone else's. A
+merge is a union of disjoint folders; a rejected push fetches, merges and tries again.
+What comes from the remote is untrusted: checked, bounded, never followed or executed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Mapping
+
+from . import handoff, settings
+from .clock import now_iso
+from .errors import BlackboardError
+from .fsutil import atomic_write, file_lock, read_bounded, read_text, refuse_links, try_lock
+from .gitstore import BLOB, GitFailed, Store
+from .ids import is_session_id
+from .meta import FINISHED, Meta, read_meta_or_none, upgrade
+from .paths import BOARD_FILES, META_FILE, PathResolver
+from .project import safe_segment
+from .redact import redact
+from .registry import active_session_ids, session_folders
+
+FETCHED, BUILT = "refs/fetched", "refs/built"  # in the private repository
+SESSION_FILES = (META_FILE, *BOARD_FILES.values())
+MAX_FILE_BYTES = 8 * 1024 * 1024  # larger board files stay on their machine; status says so
+MAX_ACTIVE_BYTES = 64 * 1024
+MAX_ACTIVE_RECORDS = 50
+PUSH_ATTEMPTS = 6
+ROUND_SECONDS = 300.0
+Progress = Callable[[str], None]
+
+
+# ---- opting in -------------------------------------------------------------------------
+
+
+def enabled(resolver: PathResolver) -> bool:
+    """Whether this project syncs (``blackboard sync enable`` was run)."""
+    return os.path.isfile(resolver.sync_file("config.json"))
+
+
+def enable(resolver: PathResolver, remote: str | None, environ: Mapping[str, str]) -> str:
+    """Turn sync on, to ``remote`` or the project's ``origin``; returns the remote."""
+    url = remote or resolver.project.remote
+    if not url:
+        raise BlackboardError("this project has no origin remote; name one: blackboard sync enable --remote URL")
+    if url.startswith("-") or any(c in url for c in "\0\n\r"):
+        raise BlackboardError(f"not a git remote: {redact(url)!r}")
+    refuse_links(resolver.root, resolver.sync_dir)
+    os.makedirs(resolver.sync_dir, exist_ok=True)
+    Store(resolver.sync_repo, environ).ensure()
+    atomic_write(resolver.sync_file("config.json"), json.dumps({"remote": url, "ref": remote_ref(resolver)}) + "\n")
+    return url
+
+
+def disable(resolver: PathResolver) -> bool:
+    """Turn sync off; what was fetched stays. Returns whether it was on."""
+    try:
+        os.unlink(resolver.sync_file("config.json"))
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def remote_ref(resolver: PathResolver) -> str:
+    """``refs/blackboard/{org}/{project}``: the project's ref on the remote."""
+    parts = [resolver.project.org, resolver.project.name]
+    if any(p != safe_segment(p) or ".." in p or p.endswith(".lock") for p in parts):
+        raise BlackboardError(f"{'/'.join(parts)} cannot be a git ref name; this project cannot sync")
+    return f"refs/blackboard/{parts[0]}/{parts[1]}"
+
+
+def _config(resolver: PathResolver) -> dict[str, str]:
+    data = _read_json(resolver.sync_file("config.json"))
+    if not isinstance(data.get("remote"), str) or not data["remote"]:
+        raise BlackboardError(f"{resolver.sync_file('config.json')} names no remote; run `blackboard sync enable`")
+    return {"remote": data["remote"], "ref": remote_ref(resolver)}
+
+
+# ---- state on disk ---------------------------------------------------------------------
+
+
+def _read_json(path: str) -> dict:
+    try:
+        data = json.loads(read_text(path, 16 * 1024 * 1024) or "{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class State:
+    """What this machine knows of the remote: ``_sync/state.json``."""
+
+    def __init__(self, data: dict) -> None:
+        self.imported = data.get("imported_commit") if isinstance(data.get("imported_commit"), str) else None
+        self.pushed: dict[str, str] = {k: v for k, v in _dict(data, "pushed").items() if isinstance(v, str)}
+        self.foreign: set[str] = {i for i in _list(data, "foreign") if isinstance(i, str)}
+        self.removed: set[str] = {i for i in _list(data, "removed") if isinstance(i, str)}
+        self.conflicts: dict[str, str] = {k: v for k, v in _dict(data, "conflicts").items() if isinstance(v, str)}
+        self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-50:]
+        self.active: list[str] = [i for i in _list(data, "active_pushed") if isinstance(i, str)]
+
+    @classmethod
+    def load(cls, resolver: PathResolver) -> State:
+        return cls(_read_json(resolver.sync_file("state.json")))
+
+    def save(self, resolver: PathResolver) -> None:
+        data = {
+            "imported_commit": self.imported,
+            "pushed": self.pushed,
+            "foreign": sorted(self.foreign),
+            "removed": sorted(self.removed),
+            "conflicts": self.conflicts,
+            "refused": self.refused[-50:],
+            "active_pushed": self.active,
+        }
+        atomic_write(resolver.sync_file("state.json"), json.dumps(data, indent=1) + "\n")
+
+    def refuse(self, line: str) -> None:
+        if line not in self.refused:
+            self.refused.append(line)
+
+
+def _dict(data: dict, key: str) -> dict:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _list(data: dict, key: str) -> list:
+    value = data.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _note_status(resolver: PathResolver, step: str, ok: bool, detail: str) -> None:
+    """Record the outcome of a fetch or push in ``_sync/status.json``; never raises."""
+    try:
+        status = _read_json(resolver.sync_file("status.json"))
+        status[step] = {"at": now_iso(), "ok": ok, "detail": redact(detail)}
+        atomic_write(resolver.sync_file("status.json"), json.dumps(status, indent=1) + "\n")
+    except Exception:  # noqa: BLE001 - a status line must never cost a session anything
+        pass
+
+
+# ---- fetching and importing ------------------------------------------------------------
+
+
+class Fetch:
+    """A fetch of the project's ref into the private repository, started now and awaited later."""
+
+    def __init__(self, resolver: PathResolver, environ: Mapping[str, str]) -> None:
+        self.resolver = resolver
+        self.config = _config(resolver)
+        self.store = Store(resolver.sync_repo, environ)
+        self.store.ensure()
+        refspec = f"+{self.config['ref']}:{FETCHED}"
+        args = ["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", self.config["remote"], refspec]
+        self.proc = self.store.spawn(args)
+
+    def finish(self, deadline: float) -> str | None:
+        """The remote's commit once fetched (None when the remote has none yet); GitFailed on failure."""
+        try:
+            self.store.finish(self.proc, None, deadline)
+        except GitFailed as exc:
+            if "couldn't find remote ref" in str(exc):
+                _note_status(self.resolver, "fetch", True, "the remote has no boards of this project yet")
+                return None
+            _note_status(self.resolver, "fetch", False, str(exc))
+            raise
+        _note_status(self.resolver, "fetch", True, "fetched")
+        return self.store.resolve(FETCHED)
+
+
+class Imported:
+    """What an import brought: sessions, conflicts, refusals, and whether it finished."""
+
+    def __init__(self) -> None:
+        self.sessions: list[str] = []
+        self.conflicts: list[str] = []
+        self.refused: list[str] = []
+        self.complete = True
+
+
+def import_commit(
+    resolver: PathResolver, store: Store, state: State, commit: str | None, host: str, deadline: float
+) -> Imported:
+    """Take what ``commit`` holds that this machine lacks, checking every file; stops at ``deadline``."""
+    result = Imported()
+    if commit is None or commit == state.imported:
+        return result
+    layout = _Layout(_entries_to_read(store, state.imported, commit))
+    result.refused += layout.problems
+    state.removed |= layout.removed
+    _import_active(resolver, store, layout, host)
+    ids = [i for i in sorted(layout.sessions) if not _removed(resolver, state, i)]
+    ours = [i for i in ids if i not in state.foreign and os.path.lexists(resolver.get_session_blackboard_dir(i))]
+    theirs = [i for i in ids if i not in ours]
+    result.conflicts += _clashes(store, layout, ours, host)
+    shas = [e.sha for i in theirs for e in layout.sessions[i].values()]  # type: ignore[attr-defined]
+    shas += [layout.handoffs[i].sha for i in theirs if i in layout.handoffs]  # type: ignore[attr-defined]
+    contents = dict(store.blobs(shas, MAX_FILE_BYTES))
+    for session_id in theirs:
+        if time.monotonic() > deadline:
+            result.complete = False
+            break
+        problem = _import_session(resolver, state, layout, contents, session_id)
+        if problem is None:
+            result.sessions.append(session_id)
+        else:
+            (result.conflicts if problem.startswith("conflict") else result.refused).append(f"{session_id}: {problem}")
+    for line in result.refused:
+        state.refuse(line)
+    for line in result.conflicts:
+        session_id, _, detail = line.partition(": ")
+        state.conflicts[session_id] = detail
+    if result.complete:
+        state.imported = commit
+    return result
+
+
+def _clashes(store: Store, layout: _Layout, ours: list[str], host: str) -> list[str]:
+    """Sessions the remote holds under ids this machine also wrote: fine when they are ours, pushed earlier."""
+    metas = {i: layout.sessions[i].get(META_FILE) for i in ours}
+    found = dict(store.blobs([e.sha for e in metas.values() if e is not None], 64 * 1024))  # type: ignore[attr-defined]
+    clashes = []
+    for session_id, entry in metas.items():
+        try:
+            theirs = json.loads(found.get(entry.sha) or b"{}") if entry is not None else {}  # type: ignore[attr-defined]
+        except ValueError:
+            theirs = {}
+        other = theirs.get("host") if isinstance(theirs, dict) else None
+        if other != host:
+            clashes.append(
+                f"{session_id}: conflict: also written by {_printable(str(other))[:64]}; kept this machine's"
+            )
+    return clashes
+
+
+def _entries_to_read(store: Store, old: str | None, new: str) -> list:
+    """The files of ``new`` worth a look: all of them the first time, else those of what changed since ``old``."""
+    if old and store.resolve(old):
+        changed = store.changed_paths(old, new)
+        prefixes = sorted({"/".join(p.split("/")[:2]) for p in changed})
+        if not prefixes:
+            return []
+        if len(prefixes) < 1000:  # else one listing of the whole tree is cheaper than a long argument list
+            return store.tree(new, prefixes)
+    return store.tree(new)
+
+
+class _Layout:
+    """A remote tree sorted into sessions, handoffs, removals and active records; anything else is refused."""
+
+    def __init__(self, entries: list) -> None:
+        self.sessions: dict[str, dict[str, object]] = {}
+        self.handoffs: dict[str, object] = {}
+        self.removed: set[str] = set()
+        self.active: dict[str, object] = {}
+        self.problems: list[str] = []
+        for entry in entries:
+            problem = self._place(entry)
+            if problem:
+                self.problems.append(f"{_printable(entry.path)}: {problem}")
+
+    def _place(self, entry: object) -> str | None:
+        path, kind, mode, size = entry.path, entry.kind, entry.mode, entry.size  # type: ignore[attr-defined]
+        parts = path.split("/")
+        if kind != BLOB or mode not in ("100644", "100755"):
+            return "not a regular file (a link or a submodule); refused"
+        if parts[0] == "removed" and len(parts) == 2 and is_session_id(parts[1]):
+            self.removed.add(parts[1])
+            return None
+        if size > MAX_FILE_BYTES:
+            return f"over {MAX_FILE_BYTES // (1024 * 1024)} MiB; refused"
+        if parts[0] == "sessions" and len(parts) == 3 and is_session_id(parts[1]) and parts[2] in SESSION_FILES:
+            self.sessions.setdefault(parts[1], {})[parts[2]] = entry
+            return None
+        if parts[0] == "handoff" and len(parts) == 2 and parts[1].startswith("handoff-") and parts[1].endswith(".md"):
+            session_id = parts[1][len("handoff-") : -len(".md")]
+            if is_session_id(session_id):
+                self.handoffs[session_id] = entry
+                return None
+        if parts[0] == "active" and len(parts) == 2 and parts[1].endswith(".json") and size <= MAX_ACTIVE_BYTES:
+            self.active[parts[1][: -len(".json")]] = entry
+            return None
+        return "not part of the board layout; refused"
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)[:200]
+
+
+def _removed(resolver: PathResolver, state: State, session_id: str) -> bool:
+    """Whether a cleanup removed the session, here or on another machine: then it is never imported again."""
+    return session_id in state.removed or os.path.lexists(resolver.sync_removed_marker(session_id))
+
+
+def _import_session(
+    resolver: PathResolver,
+    state: State,
+    layout: _Layout,
+    contents: dict[str, bytes | None],
+    session_id: str,
+) -> str | None:
+    """Check one remote session (not one of this machine's) and move it in whole; a problem to report, or None."""
+    files = {name: contents.get(entry.sha) for name, entry in layout.sessions[session_id].items()}  # type: ignore[attr-defined]
+    if any(data is None for data in files.values()):
+        return "a file is missing or too large; refused"
+    meta, problem = _check_meta(resolver, session_id, files.get(META_FILE))
+    if problem:
+        return problem
+    handoff_text = None
+    if session_id in layout.handoffs:
+        handoff_text, problem = _check_handoff(session_id, contents.get(layout.handoffs[session_id].sha))  # type: ignore[attr-defined]
+        if problem:
+            return problem
+    if os.path.lexists(resolver.get_session_blackboard_dir(session_id)):  # imported before: an update from its machine
+        existing = read_meta_or_none(resolver.meta_path(session_id)) or {}
+        if existing.get("host") != meta.get("host"):
+            return f"conflict: also sent by {_printable(str(existing.get('host')))[:64]}; kept the first one"
+        if _same(resolver, session_id, files):
+            return None
+    _move_in(resolver, session_id, files)
+    state.foreign.add(session_id)
+    state.conflicts.pop(session_id, None)
+    if handoff_text is not None:
+        handoff.write_session_handoff(resolver, session_id, handoff_text)
+        handoff.publish_latest(resolver, handoff_text)
+    return None
+
+
+def _same(resolver: PathResolver, session_id: str, files: dict[str, bytes | None]) -> bool:
+    directory = resolver.get_session_blackboard_dir(session_id)
+    return all(read_bounded(os.path.join(directory, name), MAX_FILE_BYTES + 1) == data for name, data in files.items())
+
+
+def _check_meta(resolver: PathResolver, session_id: str, data: bytes | None) -> tuple[Meta, str | None]:
+    empty: Meta = {}
+    if data is None:
+        return empty, "no _meta.json; refused"
+    try:
+        loaded = json.loads(data.decode("utf-8"))
+        meta = upgrade(loaded if isinstance(loaded, dict) else {}, f"{session_id}/_meta.json")
+    except (ValueError, BlackboardError) as exc:
+        return empty, f"unreadable _meta.json ({str(exc)[:80]}); refused"
+    if meta.get("session_id") != session_id:
+        return empty, "its _meta.json names another session; refused"
+    if (meta.get("org"), meta.get("project")) != (resolver.project.org, resolver.project.name):
+        return empty, "its _meta.json names another project; refused"
+    if meta.get("status") not in FINISHED:
+        return empty, "not a finished session; refused"
+    if not isinstance(meta.get("host"), str) or not meta.get("host"):
+        return empty, "its _meta.json names no host; refused"
+    return meta, None
+
+
+def _check_handoff(session_id: str, data: bytes | None) -> tuple[str | None, str | None]:
+    if data is None or len(data) > handoff.MAX_HANDOFF_READ:
+        return None, "its handoff is missing or too large; refused"
+    text = data.decode("utf-8", "replace")
+    try:
+        fields, _ = handoff.split_front_matter(text)
+    except ValueError:
+        return None, "its handoff's front matter does not parse; refused"
+    if fields.get("session_id") != session_id:
+        return None, "its handoff names another session; refused"
+    return text, None
+
+
+def _move_in(resolver: PathResolver, session_id: str, files: dict[str, bytes | None]) -> None:
+    """Assemble the session under ``_sync/incoming`` and rename it into ``sessions/`` in one step."""
+    incoming = resolver.sync_incoming(session_id, os.getpid())
+    target = resolver.get_session_blackboard_dir(session_id)
+    refuse_links(resolver.root, incoming)
+    refuse_links(resolver.root, target)
+    shutil.rmtree(incoming, ignore_errors=True)
+    os.makedirs(incoming)
+    for name, data in files.items():
+        atomic_write(os.path.join(incoming, name), data or b"")
+    os.makedirs(resolver.sessions_dir, exist_ok=True)
+    if os.path.isdir(target):  # a newer copy of a session imported before: set the old one aside first
+        old = resolver.trash_dir(session_id, os.getpid())
+        os.rename(target, old)
+        os.rename(incoming, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(incoming, target)
+
+
+def _import_active(resolver: PathResolver, store: Store, layout: _Layout, host: str) -> None:
+    """Other machines' active sessions, checked and bounded, into ``_sync/remote-active.json``.
+
+    Each machine's file replaces what was known of that machine; the others' records stay.
+    """
+    theirs = {name: entry for name, entry in layout.active.items() if name != safe_segment(host)}
+    if not theirs:
+        return
+    known = _read_json(resolver.sync_file("remote-active.json")).get("machines")
+    machines = {k: v for k, v in known.items() if isinstance(v, list)} if isinstance(known, dict) else {}
+    names = list(theirs)
+    for name, (_, data) in zip(names, store.blobs([theirs[n].sha for n in names], MAX_ACTIVE_BYTES)):  # type: ignore[attr-defined]
+        machines[name] = _active_records(data)
+    text = json.dumps({"machines": dict(list(machines.items())[:MAX_ACTIVE_RECORDS])}, indent=1) + "\n"
+    atomic_write(resolver.sync_file("remote-active.json"), text)
+
+
+def _active_records(data: bytes | None) -> list[dict[str, str]]:
+    try:
+        loaded = json.loads((data or b"").decode("utf-8"))
+    except ValueError:
+        return []
+    if not isinstance(loaded, dict) or not isinstance(loaded.get("host"), str):
+        return []
+    host: str = loaded["host"][:64]
+    items = loaded.get("sessions")
+    records = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and is_session_id(item.get("session_id")):
+            started = item.get("started")
+            since = started[:40] if isinstance(started, str) else "?"
+            records.append({"host": host, "session_id": str(item["session_id"]), "since": since})
+    return records[:MAX_ACTIVE_RECORDS]
+
+
+# ---- what this machine sends -----------------------------------------------------------
+
+
+def _signature(resolver: PathResolver, session_id: str) -> str:
+    """The sizes and times of a session's files and its handoff: it changes whenever one of them does.
+
+    The handoff counts: a round that ran between the end's metadata and its handoff must
+    not keep the next round from sending the handoff.
+    """
+    directory = resolver.get_session_blackboard_dir(session_id)
+    paths = [os.path.join(directory, name) for name in SESSION_FILES] + [resolver.handoff_path(session_id)]
+    parts = []
+    for path in paths:
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        parts.append(f"{os.path.basename(path)}:{info.st_size}:{info.st_mtime_ns}")
+    return ";".join(parts)
+
+
+class Outgoing:
+    """The changes one push carries, and what to remember once it lands."""
+
+    def __init__(self) -> None:
+        self.changes: list[tuple[str, bytes | None]] = []
+        self.signatures: dict[str, str] = {}
+        self.removals: list[str] = []
+        self.active: list[str] | None = None
+        self.skipped: list[str] = []
+
+
+def outgoing(resolver: PathResolver, state: State, host: str) -> Outgoing:
+    """This machine's finished sessions not yet pushed, its removals, and its active sessions if they changed."""
+    out = Outgoing()
+    for name in session_folders(resolver):
+        if not is_session_id(name) or name in state.foreign or name in state.removed or name in state.conflicts:
+            continue
+        signature = _signature(resolver, name)
+        if state.pushed.get(name) == signature:
+            continue
+        meta = read_meta_or_none(resolver.meta_path(name))
+        if meta is None or meta.get("status") not in FINISHED or meta.get("host", host) != host:
+            continue
+        _add_session(resolver, meta, host, out)
+        out.signatures[name] = signature
+    for session_id in _removal_markers(resolver):
+        out.removals.append(session_id)
+        out.changes += [
+            (f"removed/{session_id}", b""),
+            (f"sessions/{session_id}", None),
+            (f"handoff/handoff-{session_id}.md", None),
+        ]
+    active = sorted(active_session_ids(resolver))
+    if active != state.active:
+        out.active = active
+        out.changes.append((f"active/{safe_segment(host)}.json", _active_file(resolver, active, host)))
+    return out
+
+
+def _add_session(resolver: PathResolver, meta: Meta, host: str, out: Outgoing) -> None:
+    session_id = meta["session_id"]
+    sent: Meta = {k: (redact(v) if isinstance(v, str) else v) for k, v in meta.items()}  # type: ignore[assignment]
+    sent.pop("transcript_path", None)  # a path on this machine, of no use elsewhere
+    sent["host"] = host
+    out.changes.append((f"sessions/{session_id}/{META_FILE}", (json.dumps(sent, indent=2) + "\n").encode()))
+    for kind in BOARD_FILES:
+        path = resolver.board_file(session_id, kind)
+        data = read_bounded(path, MAX_FILE_BYTES + 1)
+        if data is None:
+            continue
+        if len(data) > MAX_FILE_BYTES:
+            out.skipped.append(
+                f"{session_id}/{BOARD_FILES[kind]}: over {MAX_FILE_BYTES // (1024 * 1024)} MiB, kept here"
+            )
+            continue
+        text = redact(data.decode("utf-8", "surrogateescape"))
+        out.changes.append((f"sessions/{session_id}/{BOARD_FILES[kind]}", text.encode("utf-8", "surrogateescape")))
+    written = read_bounded(resolver.handoff_path(session_id), handoff.MAX_HANDOFF_READ)
+    if written is not None:  # already redacted when it was written
+        out.changes.append((f"handoff/handoff-{session_id}.md", written))
+
+
+def _removal_markers(resolver: PathResolver) -> list[str]:
+    try:
+        return sorted(n for n in os.listdir(os.path.dirname(resolver.sync_removed_marker("x"))) if is_session_id(n))
+    except FileNotFoundError:
+        return []
+
+
+def _active_file(resolver: PathResolver, active: list[str], host: str) -> bytes:
+    sessions = []
+    for session_id in active[:MAX_ACTIVE_RECORDS]:
+        meta = read_meta_or_none(resolver.meta_path(session_id)) or {}
+        sessions.append({"session_id": session_id, "started": meta.get("started")})
+    return (json.dumps({"host": host, "updated": now_iso(), "sessions": sessions}, indent=1) + "\n").encode()
+
+
+# ---- a round ---------------------------------------------------------------------------
+
+
+class Round:
+    """What one round did, for ``blackboard sync`` and the status."""
+
+    def __init__(self) -> None:
+        self.imported: list[str] = []
+        self.pushed = 0
+        self.removed = 0
+        self.conflicts: list[str] = []
+        self.refused: list[str] = []
+        self.skipped: list[str] = []
+
+
+def sync_round(
+    resolver: PathResolver, environ: Mapping[str, str], progress: Progress | None = None, seconds: float = ROUND_SECONDS
+) -> Round:
+    """Fetch, import, and push this machine's changes until the push lands (one round at a time per project)."""
+    say = progress or (lambda _: None)
+    deadline = time.monotonic() + seconds
+    host = settings.host(environ)
+    result = Round()
+    with file_lock(resolver.sync_file("round"), timeout=seconds):
+        state = State.load(resolver)
+        for _ in range(PUSH_ATTEMPTS):
+            say("fetching")
+            fetch = Fetch(resolver, environ)
+            commit = fetch.finish(deadline)
+            imported = import_commit(resolver, fetch.store, state, commit, host, deadline)
+            result.imported += imported.sessions
+            result.conflicts += imported.conflicts
+            result.refused += imported.refused
+            if imported.sessions:
+                say(f"imported {len(imported.sessions)} session(s)")
+            state.save(resolver)
+            out = outgoing(resolver, state, host)
+            result.skipped = out.skipped
+            if not out.changes:
+                _note_status(resolver, "push", True, "nothing to push")
+                break
+            say(f"pushing {len(out.signatures)} session(s), {len(out.removals)} removal(s)")
+            if _push(resolver, fetch, commit, out, host, deadline):
+                _landed(resolver, state, out)
+                result.pushed += len(out.signatures)
+                result.removed += len(out.removals)
+                break
+        else:
+            _note_status(resolver, "push", False, f"the remote kept moving; gave up after {PUSH_ATTEMPTS} tries")
+    return result
+
+
+def _push(resolver: PathResolver, fetch: Fetch, base: str | None, out: Outgoing, host: str, deadline: float) -> bool:
+    """Commit ``out`` on top of ``base`` and push it; False when the remote moved meanwhile."""
+    message = f"blackboard: {len(out.signatures)} session(s), {len(out.removals)} removal(s) from {host}"
+    who = f"blackboard <blackboard@{safe_segment(host)}>"
+    commit = fetch.store.commit(BUILT, base, message, who, out.changes)
+    spec = f"{commit}:{fetch.config['ref']}"
+    proc = fetch.store.spawn(["push", "--porcelain", "--quiet", fetch.config["remote"], spec])
+    try:
+        fetch.store.finish(proc, None, deadline)
+    except GitFailed as exc:
+        if "rejected" in str(exc) or "fetch first" in str(exc) or "non-fast-forward" in str(exc):
+            return False
+        _note_status(resolver, "push", False, str(exc))
+        raise
+    _note_status(resolver, "push", True, message)
+    return True
+
+
+def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
+    state.pushed.update(out.signatures)
+    for session_id in out.removals:
+        state.removed.add(session_id)
+        state.pushed.pop(session_id, None)
+        state.foreign.discard(session_id)
+        try:
+            os.unlink(resolver.sync_removed_marker(session_id))
+        except FileNotFoundError:
+            pass
+    if out.active is not None:
+        state.active = out.active
+    state.save(resolver)
+
+
+# ---- at SessionStart and SessionEnd ------------------------------------------------------
+
+
+def start_fetch(resolver: PathResolver, environ: Mapping[str, str]) -> Fetch | None:
+    """SessionStart, first thing: start fetching while the hook does its local work (None when sync is off)."""
+    if not enabled(resolver):
+        return None
+    try:
+        return Fetch(resolver, environ)
+    except BlackboardError as exc:
+        _note_status(resolver, "fetch", False, str(exc))
+        return None
+
+
+def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str], deadline: float) -> Imported | None:
+    """SessionStart: import whatever arrived by ``deadline``; a round already running here brings the rest."""
+    release = try_lock(resolver.sync_file("round"))
+    if release is None:
+        fetch.store.stop(fetch.proc)  # a round running here fetches anyway
+        return None
+    try:
+        commit = fetch.finish(deadline)
+        state = State.load(resolver)
+        imported = import_commit(resolver, fetch.store, state, commit, settings.host(environ), deadline)
+        state.save(resolver)
+        return imported
+    finally:
+        release()
+
+
+def start_background_round(resolver: PathResolver, environ: Mapping[str, str]) -> None:
+    """Start a detached round that outlives the hook (SessionEnd must not wait on the network)."""
+    import subprocess
+    import sys
+
+    from .environment import PLUGIN_ROOT
+
+    payload = json.dumps({"org": resolver.project.org, "project": resolver.project.name}).encode()
+    launcher = os.path.join(PLUGIN_ROOT, "hooks", "launch.py")
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", launcher, "sync"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(environ),
+        start_new_session=True,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(payload)
+    proc.stdin.close()
+
+
+def status(resolver: PathResolver) -> dict[str, object]:
+    """The remote, the last fetch and push with their outcome, and what is pending."""
+    if not enabled(resolver):
+        return {"enabled": False}
+    config = _config(resolver)
+    state = State.load(resolver)
+    pending = outgoing(resolver, state, settings.host())
+    recorded = _read_json(resolver.sync_file("status.json"))
+    return {
+        "enabled": True,
+        "remote": redact(config["remote"]),
+        "ref": config["ref"],
+        "last_fetch": recorded.get("fetch"),
+        "last_push": recorded.get("push"),
+        "pending_sessions": len(pending.signatures),
+        "pending_removals": len(pending.removals),
+        "imported_sessions": len(state.foreign),
+        "conflicts": state.conflicts,
+        "refused": state.refused[-10:],
+        "not_synced": pending.skipped,
+    }
+
+
+def record_removal(resolver: PathResolver, session_id: str) -> None:
+    """Cleanup removed ``session_id`` here: the next push removes it from the remote too (if this project syncs)."""
+    if not os.path.isdir(resolver.sync_dir) or not is_session_id(session_id):
+        return
+    marker = resolver.sync_removed_marker(session_id)
+    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    with open(marker, "a"):
+        pass

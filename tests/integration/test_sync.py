@@ -1,0 +1,368 @@
+"""Sync through git (issue 14, ADR 19): several machines on one box, each with its own root,
+HOME, clone and BLACKBOARD_HOST, against a bare repository served over file:// and git://."""
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import pytest
+
+from helpers import REPO, hook_argv
+
+LAUNCHER = str(REPO / "bin" / "blackboard")
+
+
+def _git(*args: str, cwd: Optional[Path] = None) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    """A bare repository holding the project's own history (one commit on main)."""
+    bare = tmp_path / "remote" / "widget.git"
+    _git("init", "-q", "--bare", str(bare))
+    seed = tmp_path / "seed"
+    _git("init", "-q", "-b", "main", str(seed))
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init", cwd=seed)
+    _git("push", "-q", str(bare), "main", cwd=seed)
+    return bare
+
+
+class Machine:
+    """One simulated machine: its HOME, its root, its clone of the project, its host name."""
+
+    def __init__(self, base: Path, name: str, url: str, hook_venv: Path) -> None:
+        self.name, self.url = name, url
+        self.home, self.root, self.clone = base / name / "home", base / name / "root", base / name / "widget"
+        self.home.mkdir(parents=True)
+        _git("clone", "-q", url, str(self.clone))
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("BLACKBOARD_", "CLAUDE_"))},
+            "HOME": str(self.home),
+            "BLACKBOARD_ROOT": str(self.root),
+            "BLACKBOARD_HOST": name,
+            "BLACKBOARD_VENV": str(hook_venv),
+            "CLAUDE_PLUGIN_ROOT": str(REPO),
+        }
+
+    def hook(self, event: str, session_id: str, **extra: str) -> subprocess.CompletedProcess:
+        payload = {"session_id": session_id, "cwd": str(self.clone), "hook_event_name": event, **extra}
+        return subprocess.run(
+            hook_argv(event), input=json.dumps(payload).encode(), capture_output=True, env=self.env, timeout=60
+        )
+
+    def context(self, session_id: str) -> str:
+        proc = self.hook("SessionStart", session_id, source="startup")
+        return json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+    def cli(self, *args: str, session: Optional[str] = None, check: bool = True) -> subprocess.CompletedProcess:
+        env = dict(self.env, **({"BLACKBOARD_SESSION_ID": session} if session else {}))
+        proc = subprocess.run([LAUNCHER, *args], cwd=self.clone, env=env, capture_output=True, text=True, timeout=120)
+        assert not check or proc.returncode == 0, proc.stderr
+        return proc
+
+    def session(self, session_id: str, note: str) -> None:
+        """A whole session: start, one note, end (whose push runs in the background)."""
+        self.context(session_id)
+        self.cli("note", note, session=session_id)
+        self.hook("SessionEnd", session_id, reason="other")
+
+    def board(self) -> Path:
+        (project,) = [p for p in self.root.glob("*/*/.blackboard") if (p / "sessions").is_dir()]
+        return project
+
+    def sessions(self) -> List[str]:
+        return sorted(p.name for p in (self.board() / "sessions").iterdir())
+
+    def status(self) -> Dict[str, object]:
+        return json.loads(self.cli("sync", "status", "--json").stdout)
+
+
+@pytest.fixture
+def machines(tmp_path: Path, remote: Path, hook_venv: Path):
+    def make(count: int, url: Optional[str] = None, enable: bool = True) -> List[Machine]:
+        made = [Machine(tmp_path, f"host{i}", url or f"file://{remote}", hook_venv) for i in range(count)]
+        for machine in made:
+            if enable:
+                machine.cli("sync", "enable")
+        return made
+
+    return make
+
+
+def _remote_tree(remote: Path) -> List[str]:
+    refs = _git("--git-dir", str(remote), "for-each-ref", "--format=%(refname)", "refs/blackboard/").split()
+    return sorted(_git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", refs[0]).split()) if refs else []
+
+
+def test_a_session_ended_on_one_machine_is_the_next_sessions_handoff_on_another_and_back(machines) -> None:
+    alpha, beta = machines(2)
+    alpha.session("a1", "alpha found the race in the cache")
+    alpha.cli("sync")  # waits for the background round SessionEnd started, then runs one more
+
+    context = beta.context("b1")
+    assert "alpha found the race in the cache" in context
+    assert "From session a1 on host host0" in context
+    beta.cli("note", "beta fixed it with a lock", session="b1")
+    beta.hook("SessionEnd", "b1", reason="other")
+    beta.cli("sync")
+
+    back = alpha.context("a2")
+    assert "beta fixed it with a lock" in back
+    assert "From session b1 on host host1" in back
+    shown = alpha.cli("show", "b1").stdout
+    assert "host host1" in shown
+    assert "host1" in alpha.cli("sessions").stdout
+
+
+def test_session_end_pushes_in_the_background_and_returns_at_once(machines, remote: Path) -> None:
+    (alpha,) = machines(1)
+    alpha.context("a1")
+    started = time.monotonic()
+    alpha.hook("SessionEnd", "a1", reason="other")
+    assert time.monotonic() - started < 1.5
+    deadline = time.monotonic() + 30
+    while not {"sessions/a1/_meta.json", "handoff/handoff-a1.md"} <= set(_remote_tree(remote)):
+        assert time.monotonic() < deadline, "the background push never landed"
+        time.sleep(0.2)
+
+
+def test_five_machines_syncing_at_once_lose_nothing(machines, remote: Path) -> None:
+    fleet = machines(5)
+    for machine in fleet:
+        for n in range(3):
+            machine.session(f"{machine.name}-s{n}", f"{machine.name} note {n}")
+    start = time.time() + 1.0
+    at_once = "import os, sys, time; time.sleep(max(0.0, float(sys.argv[1]) - time.time())); os.execv(sys.argv[2], sys.argv[2:])"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", at_once, str(start), LAUNCHER, "sync"],
+            cwd=m.clone,
+            env=m.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for m in fleet
+    ]
+    outcomes = [(p.communicate(timeout=120)[1], p.returncode) for p in procs]
+    assert [code for _, code in outcomes] == [0] * 5, [err for err, _ in outcomes]
+    for machine in fleet:
+        machine.cli("sync")
+    everyone = sorted(f"host{i}-s{n}" for i in range(5) for n in range(3))
+    tree = _remote_tree(remote)
+    assert sorted({p.split("/")[1] for p in tree if p.startswith("sessions/")}) == everyone
+    for machine in fleet:
+        assert machine.sessions() == everyone
+        assert machine.status()["conflicts"] == {}
+
+
+def test_cleanup_removals_reach_the_remote_and_the_next_fetch_does_not_undo_them(machines, remote: Path) -> None:
+    alpha, beta = machines(2)
+    beta.session("old-1", "soon gone")
+    beta.cli("sync")
+    alpha.cli("sync")
+    assert "old-1" in alpha.sessions()
+
+    alpha.cli("cleanup", "--older-than", "0", "--keep", "0", "--yes")
+    assert "old-1" not in alpha.sessions()
+    beta.cli("note", "a late note on the ended session", session="old-1")
+    beta.cli("sync")  # the remote now holds a newer old-1
+    assert "sessions/old-1/session-notes.md" in _remote_tree(remote)
+    alpha.cli("sync")  # fetches it, must not take it back, and pushes the removal
+
+    assert "old-1" not in alpha.sessions()
+    tree = _remote_tree(remote)
+    assert "removed/old-1" in tree
+    assert not [p for p in tree if p.startswith("sessions/old-1/")]
+    beta.cli("note", "another late note", session="old-1")
+    beta.cli("sync")
+    alpha.cli("sync")
+    assert not [p for p in _remote_tree(remote) if p.startswith("sessions/old-1/")]
+    assert "old-1" not in alpha.sessions()
+    assert "old-1" in beta.sessions()  # beta's own cleanup rules decide about beta's copy
+
+
+def test_two_machines_writing_one_session_id_is_a_reported_conflict(machines) -> None:
+    alpha, beta = machines(2)
+    alpha.session("same", "alpha's version")
+    beta.session("same", "beta's version")
+    alpha.cli("sync")
+    beta.cli("sync")
+
+    conflicts = beta.status()["conflicts"]
+    assert list(conflicts) == ["same"]
+    assert "host0" in conflicts["same"]
+    assert "beta's version" in (beta.board() / "sessions" / "same" / "session-notes.md").read_text()
+    assert "alpha's version" in (alpha.board() / "sessions" / "same" / "session-notes.md").read_text()
+
+
+def test_the_users_repository_is_left_untouched(machines) -> None:
+    alpha, beta = machines(2)
+
+    def snapshot(machine: Machine) -> Dict[str, str]:
+        git_dir = machine.clone / ".git"
+        return {
+            "refs": _git("for-each-ref", cwd=machine.clone),
+            "head": (git_dir / "HEAD").read_text(),
+            "config": (git_dir / "config").read_text(),
+            "status": _git("status", "--porcelain", "--ignored", cwd=machine.clone),
+            "index": (git_dir / "index").read_bytes().hex() if (git_dir / "index").exists() else "",
+            "objects": _git("count-objects", "-v", cwd=machine.clone),
+        }
+
+    before = {m.name: snapshot(m) for m in (alpha, beta)}
+    alpha.session("a1", "touching nothing of yours")
+    alpha.cli("sync")
+    beta.session("b1", "nor yours")
+    beta.cli("sync")
+    alpha.cli("sync")
+    assert {m.name: snapshot(m) for m in (alpha, beta)} == before
+
+
+def _secrets() -> List[str]:
+    spec = importlib.util.spec_from_file_location("corpus", REPO / "tests" / "unit" / "test_redact.py")
+    assert spec is not None and spec.loader is not None
+    corpus = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(corpus)
+    return [param.values[0] for param in corpus.SECRETS]
+
+
+def test_no_secret_from_the_corpus_reaches_the_remote(machines, remote: Path) -> None:
+    (alpha,) = machines(1)
+    secrets = _secrets()
+    alpha.context("leaky")
+    for n, secret in enumerate(secrets):
+        alpha.cli("note", f"step {n}: used {secret} here", session="leaky")
+    alpha.cli("post", "creds", f"connection {secrets[0]}", session="leaky")
+    alpha.cli("task", "add", f"rotate {secrets[1]}", session="leaky")
+    alpha.hook("SessionEnd", "leaky", reason="other")
+    alpha.cli("sync")
+
+    (ref,) = _git("--git-dir", str(remote), "for-each-ref", "--format=%(refname)", "refs/blackboard/").split()
+    blobs = _git("--git-dir", str(remote), "ls-tree", "-r", ref).split("\n")
+    text = "".join(
+        _git("--git-dir", str(remote), "cat-file", "blob", line.split()[2]) for line in blobs if line.strip()
+    )
+    assert "step 0: used" in text  # the notes did travel
+    leaked = [s for s in secrets if s in text]
+    assert leaked == []
+    local = (alpha.board() / "sessions" / "leaky" / "session-notes.md").read_text()
+    assert secrets[0] in local  # the board itself keeps what the agent wrote (ADR 16)
+
+
+def test_an_unreachable_remote_costs_session_start_nothing_but_a_status_line(machines, tmp_path: Path) -> None:
+    (alpha,) = machines(1)
+    alpha.cli("sync", "enable", "--remote", f"file://{tmp_path}/nowhere.git")
+    started = time.monotonic()
+    proc = alpha.hook("SessionStart", "a1", source="startup")
+    assert time.monotonic() - started < 1.5 + 1.0
+    assert proc.returncode == 0
+    assert proc.stderr == b""
+    assert "hookSpecificOutput" in json.loads(proc.stdout)
+    started = time.monotonic()
+    assert alpha.hook("SessionEnd", "a1", reason="other").returncode == 0
+    assert time.monotonic() - started < 1.5
+    fetch = alpha.status()["last_fetch"]
+    assert isinstance(fetch, dict)
+    assert fetch["ok"] is False
+    assert "sync.log" in os.listdir(alpha.root / "logs")
+
+
+@pytest.fixture
+def hanging_server():
+    """A TCP server on loopback that accepts connections and never answers: a hung git daemon."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: List[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_a_hanging_remote_is_cut_off_at_the_bound(machines, hanging_server: int) -> None:
+    (alpha,) = machines(1)
+    alpha.cli("sync", "enable", "--remote", f"git://127.0.0.1:{hanging_server}/widget.git")
+    alpha.env["BLACKBOARD_SYNC_TIMEOUT"] = "1.0"
+    started = time.monotonic()
+    proc = alpha.hook("SessionStart", "a1", source="startup")
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 0
+    assert 1.0 <= elapsed < 2.5
+    assert "No earlier session" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    started = time.monotonic()
+    alpha.hook("SessionEnd", "a1", reason="other")
+    assert time.monotonic() - started < 1.5
+    assert "ran out of time" in str(alpha.status()["last_fetch"])
+
+
+@pytest.fixture
+def daemon(remote: Path):
+    """``git daemon`` serving the remote's folder on loopback, pushes allowed."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            "--enable=receive-pack",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            f"--base-path={remote.parent}",
+            str(remote.parent),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline, "git daemon did not start"
+            time.sleep(0.05)
+    yield f"git://127.0.0.1:{port}/{remote.name}"
+    proc.terminate()
+    proc.wait(10)
+
+
+def test_sync_through_git_daemon(machines, daemon: str, remote: Path) -> None:
+    alpha, beta = machines(2, url=daemon)
+    alpha.session("a1", "sent through git://")
+    alpha.cli("sync")
+    assert "sessions/a1/_meta.json" in _remote_tree(remote)
+    assert "sent through git://" in beta.context("b1")
+
+
+def test_nothing_leaves_a_machine_that_has_not_opted_in(machines, remote: Path) -> None:
+    (alpha,) = machines(1, enable=False)
+    alpha.session("a1", "private")
+    assert _remote_tree(remote) == []
+    assert "sync is off" in alpha.cli("sync", "status").stdout
+    assert alpha.cli("sync", check=False).returncode == 1
