@@ -140,7 +140,10 @@ def test_five_machines_syncing_at_once_lose_nothing(machines, remote: Path) -> N
         for n in range(3):
             machine.session(f"{machine.name}-s{n}", f"{machine.name} note {n}")
     start = time.time() + 1.0
-    at_once = "import os, sys, time; time.sleep(max(0.0, float(sys.argv[1]) - time.time())); os.execv(sys.argv[2], sys.argv[2:])"
+    at_once = (
+        "import os, sys, time; time.sleep(max(0.0, float(sys.argv[1]) - time.time())); "
+        "os.execv(sys.argv[2], sys.argv[2:])"
+    )
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", at_once, str(start), LAUNCHER, "sync"],
