@@ -202,7 +202,7 @@ def import_commit(
     result.refused += layout.problems
     state.removed |= layout.removed
     _import_active(resolver, store, layout, host)
-    ids = [i for i in sorted(layout.sessions) if not _removed(resolver, state, i)]
+    ids = [i for i in sorted(layout.sessions) if not _removed(resolver, state, i) and i not in layout.spoiled]
     ours = [i for i in ids if i not in state.foreign and os.path.lexists(resolver.get_session_blackboard_dir(i))]
     theirs = [i for i in ids if i not in ours]
     result.conflicts += _clashes(store, layout, ours, host)
@@ -267,10 +267,14 @@ class _Layout:
         self.removed: set[str] = set()
         self.active: dict[str, object] = {}
         self.problems: list[str] = []
+        self.spoiled: set[str] = set()  # sessions with a refused file: refused whole
         for entry in entries:
             problem = self._place(entry)
             if problem:
                 self.problems.append(f"{_printable(entry.path)}: {problem}")
+                parts = entry.path.split("/")
+                if parts[0] in ("sessions", "handoff") and len(parts) > 1:
+                    self.spoiled.add(parts[1] if parts[0] == "sessions" else parts[1][len("handoff-") : -len(".md")])
 
     def _place(self, entry: object) -> str | None:
         path, kind, mode, size = entry.path, entry.kind, entry.mode, entry.size  # type: ignore[attr-defined]

@@ -369,3 +369,138 @@ def test_nothing_leaves_a_machine_that_has_not_opted_in(machines, remote: Path) 
     assert _remote_tree(remote) == []
     assert "sync is off" in alpha.cli("sync", "status").stdout
     assert alpha.cli("sync", check=False).returncode == 1
+
+
+class TreeBuilder:
+    """Hand-made git objects in the remote, as a hostile remote could hold them."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.git_dir = str(git_dir)
+
+    def blob(self, data: bytes) -> str:
+        proc = subprocess.run(
+            ["git", "--git-dir", self.git_dir, "hash-object", "-w", "--stdin"], input=data, capture_output=True
+        )
+        return proc.stdout.decode().strip()
+
+    def tree(self, entries: List[tuple]) -> str:
+        """``entries``: (mode, kind, sha, name); names may be anything mktree takes, ``..`` included."""
+        text = "".join(f"{mode} {kind} {sha}\t{name}\n" for mode, kind, sha, name in entries)
+        return _git_in(self.git_dir, "mktree", stdin=text).strip()
+
+    def commit(self, tree: str, ref: str) -> str:
+        sha = _git_in(self.git_dir, "commit-tree", tree, "-m", "hostile").strip()
+        _git("--git-dir", self.git_dir, "update-ref", ref, sha)
+        return sha
+
+
+def _git_in(git_dir: str, *args: str, stdin: str = "") -> str:
+    env = dict(
+        os.environ, GIT_AUTHOR_NAME="x", GIT_AUTHOR_EMAIL="x@x", GIT_COMMITTER_NAME="x", GIT_COMMITTER_EMAIL="x@x"
+    )
+    return subprocess.run(
+        ["git", "--git-dir", git_dir, *args], input=stdin, capture_output=True, text=True, check=True, env=env
+    ).stdout
+
+
+def _meta(session_id: str, org: str, project: str, **extra: object) -> bytes:
+    meta = {
+        "schema_version": 1,
+        "session_id": session_id,
+        "org": org,
+        "project": project,
+        "status": "ended",
+        "started": "2026-11-01T00:00:00Z",
+        "ended": "2026-11-01T01:00:00Z",
+        "host": "elsewhere",
+        **extra,
+    }
+    return json.dumps(meta).encode()
+
+
+def _handoff(session_id: str, note: str) -> bytes:
+    return (
+        f'---\nsession_id: "{session_id}"\nended: "2026-11-01T01:00:00Z"\nhost: "elsewhere"\n---\n'
+        f"# Handoff from session {session_id}\n\n{note}\n"
+    ).encode()
+
+
+def test_a_hostile_remote_writes_nothing_outside_the_root(machines, remote: Path, tmp_path: Path) -> None:
+    (alpha,) = machines(1)
+    enabled = json.loads(alpha.cli("sync", "enable", "--json").stdout)
+    org, project = enabled["ref"].split("/")[2:4]
+    secret = tmp_path / "outside-secret.txt"
+    secret.write_text("private bytes outside the root")
+    t = TreeBuilder(remote)
+    note = t.blob(b"## n1\n- author: main\n\nfine\n")
+
+    def session(session_id: str, meta: bytes, **files: str) -> tuple:
+        entries = [("100644", "blob", t.blob(meta), "_meta.json")] + [
+            ("100644", "blob", sha, name) for name, sha in files.items()
+        ]
+        return ("040000", "tree", t.tree(entries), session_id)
+
+    link = ("120000", "blob", t.blob(str(secret).encode()), "_meta.json")
+    sessions = t.tree(
+        [
+            session("good", _meta("good", org, project), **{"session-notes.md": note}),
+            ("040000", "tree", t.tree([link]), "linked"),
+            ("120000", "blob", t.blob(str(tmp_path).encode()), "dirlink"),
+            session("forged", _meta("someone-else", org, project)),
+            session("otherproj", _meta("otherproj", "evil", "corp")),
+            session("active", _meta("active", org, project, status="active")),
+            session("big", _meta("big", org, project), **{"session-notes.md": t.blob(b"x" * (9 * 1024 * 1024))}),
+            session("..", _meta("..", org, project)),
+            session("badhandoff", _meta("badhandoff", org, project)),
+            ("160000", "commit", _git("--git-dir", str(remote), "rev-parse", "main").strip(), "submodule"),
+        ]
+    )
+    handoffs = t.tree(
+        [
+            ("100644", "blob", t.blob(_handoff("good", "the good one")), "handoff-good.md"),
+            ("100644", "blob", t.blob(b"---\n: [unclosed\n---\nbody"), "handoff-badhandoff.md"),
+            ("120000", "blob", t.blob(str(secret).encode()), "handoff-x.md"),
+        ]
+    )
+    escape = t.tree([("100644", "blob", t.blob(b"escaped"), "escaped.md")])
+    root_tree = t.tree(
+        [
+            ("040000", "tree", sessions, "sessions"),
+            ("040000", "tree", handoffs, "handoff"),
+            ("040000", "tree", escape, ".."),
+            ("100644", "blob", t.blob(b"#!/bin/sh\ntouch /tmp/pwned\n"), "post-checkout"),
+        ]
+    )
+    t.commit(root_tree, enabled["ref"])
+    before_outside = sorted(str(p) for p in tmp_path.rglob("*") if not str(p).startswith(str(alpha.root)))
+
+    alpha.cli("sync")
+
+    assert alpha.sessions() == ["good"]
+    assert "the good one" in alpha.context("next")
+    refused = "\n".join(map(str, alpha.status()["refused"]))
+    for name in (
+        "linked",
+        "dirlink",
+        "forged",
+        "otherproj",
+        "active",
+        "big",
+        "badhandoff",
+        "submodule",
+        "post-checkout",
+    ):
+        assert name in refused, name
+    for line in refused.splitlines():
+        if "link" in line.split(":")[0] or "handoff-x" in line:
+            assert "not a regular file" in line, line  # a link is refused as a link, not by accident
+    links = [p for p in alpha.root.rglob("*") if p.is_symlink()]
+    assert links == []
+    inside = "".join(
+        p.read_text(errors="replace") for p in alpha.root.rglob("*") if p.is_file() and p.stat().st_size < 1 << 20
+    )
+    assert "private bytes outside the root" not in inside
+    assert "escaped" not in {p.name.split(".")[0] for p in alpha.root.rglob("*")}
+    after_outside = sorted(str(p) for p in tmp_path.rglob("*") if not str(p).startswith(str(alpha.root)))
+    assert [p for p in after_outside if p not in before_outside and "/remote/" not in p] == []
+    assert not Path("/tmp/pwned").exists()
