@@ -22,6 +22,7 @@ pytestmark = pytest.mark.e2e
             id="cleanup-preview",
         ),
         pytest.param("/blackboard:doctor", ["all good under"], id="doctor"),
+        pytest.param("/blackboard:sync", ["sync is off for this project", "blackboard sync enable"], id="sync"),
     ],
 )
 def test_slash_command_output_reaches_the_model(
