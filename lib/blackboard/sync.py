@@ -38,6 +38,7 @@ MAX_FILE_BYTES = 8 * 1024 * 1024  # larger board files stay on their machine; st
 MAX_ACTIVE_BYTES = 64 * 1024
 MAX_ACTIVE_RECORDS = 50
 PUSH_ATTEMPTS = 6
+IMPORT_BATCH = 64  # sessions read from git at a time, so a deadline is checked between batches
 ROUND_SECONDS = 300.0
 Progress = Callable[[str], None]
 
@@ -206,18 +207,29 @@ def import_commit(
     ours = [i for i in ids if i not in state.foreign and os.path.lexists(resolver.get_session_blackboard_dir(i))]
     theirs = [i for i in ids if i not in ours]
     result.conflicts += _clashes(store, layout, ours, host)
-    shas = [e.sha for i in theirs for e in layout.sessions[i].values()]  # type: ignore[attr-defined]
-    shas += [layout.handoffs[i].sha for i in theirs if i in layout.handoffs]  # type: ignore[attr-defined]
-    contents = dict(store.blobs(shas, MAX_FILE_BYTES))
-    for session_id in theirs:
+    newest: tuple[float, str] | None = None
+    for start in range(0, len(theirs), IMPORT_BATCH):
         if time.monotonic() > deadline:
-            result.complete = False
+            result.complete = False  # the next round takes up from the same commit
             break
-        problem = _import_session(resolver, state, layout, contents, session_id)
-        if problem is None:
+        batch = theirs[start : start + IMPORT_BATCH]
+        shas = [e.sha for i in batch for e in layout.sessions[i].values()]  # type: ignore[attr-defined]
+        shas += [layout.handoffs[i].sha for i in batch if i in layout.handoffs]  # type: ignore[attr-defined]
+        contents = dict(store.blobs(shas, MAX_FILE_BYTES))
+        for session_id in batch:
+            problem, text = _import_session(resolver, state, layout, contents, session_id)
+            if problem is not None:
+                (result.conflicts if problem.startswith("conflict") else result.refused).append(
+                    f"{session_id}: {problem}"
+                )
+                continue
             result.sessions.append(session_id)
-        else:
-            (result.conflicts if problem.startswith("conflict") else result.refused).append(f"{session_id}: {problem}")
+            if text is not None:
+                end = handoff.effective_end(handoff.split_front_matter(text)[0])
+                if end is not None and (newest is None or end > newest[0]):
+                    newest = (end, text)
+    if newest is not None:  # one offer: the others are archived, and `blackboard handoff ID` shows them
+        handoff.publish_latest(resolver, newest[1])
     for line in result.refused:
         state.refuse(line)
     for line in result.conflicts:
@@ -315,32 +327,34 @@ def _import_session(
     layout: _Layout,
     contents: dict[str, bytes | None],
     session_id: str,
-) -> str | None:
-    """Check one remote session (not one of this machine's) and move it in whole; a problem to report, or None."""
+) -> tuple[str | None, str | None]:
+    """Check one remote session (not one of this machine's) and move it in whole.
+
+    Returns a problem to report (or None) and the session's handoff, when it came with one.
+    """
     files = {name: contents.get(entry.sha) for name, entry in layout.sessions[session_id].items()}  # type: ignore[attr-defined]
     if any(data is None for data in files.values()):
-        return "a file is missing or too large; refused"
+        return "a file is missing or too large; refused", None
     meta, problem = _check_meta(resolver, session_id, files.get(META_FILE))
     if problem:
-        return problem
+        return problem, None
     handoff_text = None
     if session_id in layout.handoffs:
         handoff_text, problem = _check_handoff(session_id, contents.get(layout.handoffs[session_id].sha))  # type: ignore[attr-defined]
         if problem:
-            return problem
+            return problem, None
     if os.path.lexists(resolver.get_session_blackboard_dir(session_id)):  # imported before: an update from its machine
         existing = read_meta_or_none(resolver.meta_path(session_id)) or {}
         if existing.get("host") != meta.get("host"):
-            return f"conflict: also sent by {_printable(str(existing.get('host')))[:64]}; kept the first one"
+            return f"conflict: also sent by {_printable(str(existing.get('host')))[:64]}; kept the first one", None
         if _same(resolver, session_id, files):
-            return None
+            return None, None
     _move_in(resolver, session_id, files)
     state.foreign.add(session_id)
     state.conflicts.pop(session_id, None)
     if handoff_text is not None:
         handoff.write_session_handoff(resolver, session_id, handoff_text)
-        handoff.publish_latest(resolver, handoff_text)
-    return None
+    return None, handoff_text
 
 
 def _same(resolver: PathResolver, session_id: str, files: dict[str, bytes | None]) -> bool:
