@@ -97,9 +97,14 @@ class PathResolver:
         """``.../_sync/incoming/{id}-{pid}``: where a session from the remote is assembled before it moves in."""
         return os.path.join(self.sync_dir, "incoming", f"{validate_session_id(session_id)}-{pid}")
 
+    @property
+    def sync_removed_dir(self) -> str:
+        """``.../_sync/removed``: one marker per session cleanup removed here, until a push carries the removal."""
+        return os.path.join(self.sync_dir, "removed")
+
     def sync_removed_marker(self, session_id: str) -> str:
-        """``.../_sync/removed/{id}``: a session cleanup removed here, whose removal the next push carries."""
-        return os.path.join(self.sync_dir, "removed", validate_session_id(session_id))
+        """``.../_sync/removed/{id}``."""
+        return os.path.join(self.sync_removed_dir, validate_session_id(session_id))
 
     def get_handoff_dir(self) -> str:
         """``.../.blackboard/handoff``."""

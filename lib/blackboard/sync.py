@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from . import handoff, settings
 from .clock import now_iso
 from .errors import BlackboardError
-from .fsutil import atomic_write, file_lock, read_bounded, read_text, refuse_links, try_lock
+from .fsutil import atomic_write, create_exclusive, file_lock, read_bounded, read_text, refuse_links, try_lock
 from .gitstore import BLOB, GitFailed, Store
 from .ids import is_session_id
 from .meta import FINISHED, Meta, read_meta_or_none, upgrade
@@ -535,7 +535,7 @@ def _add_session(resolver: PathResolver, meta: Meta, host: str, out: Outgoing) -
 
 def _removal_markers(resolver: PathResolver) -> list[str]:
     try:
-        return sorted(n for n in os.listdir(os.path.dirname(resolver.sync_removed_marker("x"))) if is_session_id(n))
+        return sorted(n for n in os.listdir(resolver.sync_removed_dir) if is_session_id(n))
     except FileNotFoundError:
         return []
 
@@ -712,7 +712,6 @@ def record_removal(resolver: PathResolver, session_id: str) -> None:
     """Cleanup removed ``session_id`` here: the next push removes it from the remote too (if this project syncs)."""
     if not os.path.isdir(resolver.sync_dir) or not is_session_id(session_id):
         return
-    marker = resolver.sync_removed_marker(session_id)
-    os.makedirs(os.path.dirname(marker), exist_ok=True)
-    with open(marker, "a"):
-        pass
+    refuse_links(resolver.root, resolver.sync_removed_dir)
+    os.makedirs(resolver.sync_removed_dir, exist_ok=True)
+    create_exclusive(resolver.sync_removed_marker(session_id), "")

@@ -80,7 +80,7 @@ def test_a_removal_is_recorded_only_for_a_project_that_syncs(resolver: PathResol
     Path(resolver.sync_dir).mkdir(parents=True)
     sync.record_removal(resolver, "s1")
     sync.record_removal(resolver, "../evil")
-    assert os.listdir(os.path.dirname(resolver.sync_removed_marker("s1"))) == ["s1"]
+    assert os.listdir(resolver.sync_removed_dir) == ["s1"]
 
 
 def _entry(path: str, mode: str = "100644", kind: str = "blob", size: int = 10) -> Entry:
