@@ -1,6 +1,6 @@
 """Sync through git with real Claude Code sessions: a note taken on one machine reaches the next session on another.
 
-Two machines, "alpha" and "beta", share one box as in tests/integration/test_sync.py: each has its own
+Two machines, "alpha" and "beta", share one box as in tests/integration/test_sync_machines.py: each has its own
 HOME, blackboard root, clone of a bare remote and BLACKBOARD_HOST, and has run `blackboard sync enable`.
 On alpha a `claude -p` session, in Claude Code's default permission mode, runs `blackboard note` through
 the Bash tool and ends; its SessionEnd starts a background push, which `blackboard sync` waits for. On
