@@ -7,13 +7,14 @@ side mean anything. Uses the plugin's own environment (built like the hooks buil
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "lib"))
@@ -42,16 +43,17 @@ def report(name: str, value: str, target: str, ok: bool) -> None:
     print(f"{'PASS' if ok else 'FAIL'}  {name:<58} {value:<28} target {target}", flush=True)
 
 
-def fill(resolver: PathResolver, count: int) -> None:
+def fill(resolver: PathResolver, count: int, start: int = 0, host: Optional[str] = None) -> None:
     """``count`` ended sessions, written directly (the hooks would take minutes).
 
     Each has its archived ``handoff/handoff-{id}.md``, as a real ended session does, so the
-    cleanup benchmark prunes those too.
+    cleanup benchmark prunes those too. Their ids count from ``start``; with ``host``, their
+    ``_meta.json`` names the machine that wrote them, as sync needs.
     """
     from blackboard.handoff import dump_front_matter, handoff_fields
 
     Path(resolver.get_handoff_dir()).mkdir(parents=True, exist_ok=True)
-    for i in range(count):
+    for i in range(start, start + count):
         session_id = f"old-{i:05d}"
         board = Path(resolver.get_session_blackboard_dir(session_id))
         board.mkdir(parents=True)
@@ -60,6 +62,8 @@ def fill(resolver: PathResolver, count: int) -> None:
         meta = new_meta(
             session_id, resolver.project.org, resolver.project.name, f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z"
         )
+        if host is not None:
+            meta["host"] = host
         meta.update({"status": "ended", "ended": meta["started"], "end_reason": "other"})
         (board / "_meta.json").write_text(json.dumps(meta, indent=2) + "\n")  # no fsync: a fixture
         fields = handoff_fields(meta, open_tasks=0, done_tasks=0, notes=0)
@@ -110,6 +114,8 @@ def run_all(python: str, venv: Path, work: Path) -> None:
 
     session_end(hook, env, project, work)
     notes_at_once(blackboard, env, project, work)
+    sync_increment(blackboard, env, work)
+    sync_session_start(hook, blackboard, env, work)
 
 
 def hooks(python: str, env: Dict[str, str], project: Path, work: Path, full: Path) -> None:
@@ -271,6 +277,216 @@ def notes_at_once(blackboard: List[str], env: Dict[str, str], project: Path, wor
         "3 200, each once",
         exact,
     )
+
+
+SYNC_ROUNDS = int(os.environ.get("BENCH_SYNC_ROUNDS", "9"))
+SYNC_SETUP_SECONDS = 120.0  # pushing or importing 10 000 sessions takes seconds: a hung round fails, never hangs
+
+
+def machine(work: Path, host: str, url: str, env: Dict[str, str]) -> Tuple[Dict[str, str], Path]:
+    """A simulated machine syncing through ``url``: its environment (own HOME, root, host name) and its clone."""
+    base = work / host
+    (base / "home").mkdir(parents=True)
+    clone = base / "widget"
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "remote", "add", "origin", url], check=True)
+    return dict(env, HOME=str(base / "home"), BLACKBOARD_ROOT=str(base / "root"), BLACKBOARD_HOST=host), clone
+
+
+def run_bounded(argv: List[str], cwd: Path, env: Dict[str, str], timeout: float) -> float:
+    """Run ``argv`` quietly; its time, or RuntimeError when it fails or outlives ``timeout`` (then it is killed)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    what = f"{' '.join([Path(argv[0]).name, *argv[1:]])[:100]} on {env.get('BLACKBOARD_HOST')}"
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # and the git it waits on, which then loses its reader
+        proc.communicate()
+        raise RuntimeError(f"{what} did not finish within {timeout:.0f} s") from None
+    elapsed = time.perf_counter() - started
+    if proc.returncode:
+        raise RuntimeError(f"{what} failed: {err.decode(errors='replace').strip()}")
+    return elapsed
+
+
+def run_cli(blackboard: List[str], env: Dict[str, str], clone: Path, *args: str) -> None:
+    """``blackboard ARGS`` in ``clone``, as setup: quiet unless it fails, killed after ``SYNC_SETUP_SECONDS``."""
+    run_bounded(blackboard + list(args), clone, env, SYNC_SETUP_SECONDS)
+
+
+def sync_board(env: Dict[str, str], clone: Path) -> Path:
+    return Path(PathResolver(env["BLACKBOARD_ROOT"], identify_project(str(clone))).project_dir)
+
+
+def sync_increment(blackboard: List[str], env: Dict[str, str], work: Path) -> None:
+    """`blackboard sync` bringing 10 new sessions to a machine holding 10 000, against `git fetch` of them alone.
+
+    Machine A pushes 10 000 ended sessions and machine B imports them (setup). Then, each
+    round, A pushes 10 more; B's whole `blackboard sync` and a plain `git fetch` of the same
+    ref into a bare mirror that holds what B held fetch the same increment, in turns.
+    """
+    name = "`blackboard sync` of 10 new / 10 000 sessions / `git fetch`"
+    try:
+        rounds, fetches, problems = sync_rounds(blackboard, env, work)
+    except RuntimeError as exc:  # a round that hangs or fails: a figure is missing, the other benchmarks still run
+        report(name, "no figure", "<= 2x", False)
+        print(f"      {exc}", flush=True)
+        return
+    sync_median, fetch_median = statistics.median(rounds), statistics.median(fetches)
+    ratio = sync_median / fetch_median
+    report(
+        name,
+        f"{sync_median * 1000:.0f} / {fetch_median * 1000:.0f} ms = {ratio:.2f}x",
+        "<= 2x",
+        ratio <= 2 and not problems,
+    )
+    for problem in problems:
+        print(f"      {problem}", flush=True)
+
+
+def sync_rounds(blackboard: List[str], env: Dict[str, str], work: Path) -> Tuple[List[float], List[float], List[str]]:
+    """The times of B's rounds and of the plain fetches, and what went wrong (nothing, normally)."""
+    remote = work / "sync-remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    url = f"file://{remote}"
+    env_a, clone_a = machine(work, "bench-a", url, env)
+    env_b, clone_b = machine(work, "bench-b", url, env)
+    resolver_a = PathResolver(env_a["BLACKBOARD_ROOT"], identify_project(str(clone_a)))
+    fill(resolver_a, 10_000, host="bench-a")
+    for machine_env, clone in ((env_a, clone_a), (env_b, clone_b)):  # A pushes 10 000 sessions, B imports them
+        run_cli(blackboard, machine_env, clone, "sync", "enable")
+        run_cli(blackboard, machine_env, clone, "sync")
+    ref = f"+refs/blackboard/{resolver_a.project.org}/{resolver_a.project.name}:refs/fetched"
+    mirror = work / "sync-mirror.git"
+    git_mirror = ["git", f"--git-dir={mirror}"]
+    subprocess.run(["git", "init", "-q", "--bare", str(mirror)], check=True)
+    for key, value in (("gc.auto", "0"), ("maintenance.auto", "false")):  # as sync's own repository
+        subprocess.run(git_mirror + ["config", key, value], check=True)
+    fetch = git_mirror + ["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", url, ref]
+    run_bounded(fetch, work, env_b, SYNC_SETUP_SECONDS)  # the mirror now holds what B holds
+    private = ["git", f"--git-dir={sync_board(env_b, clone_b) / '_sync' / 'repo.git'}", "rev-parse", "refs/fetched"]
+    rounds: List[float] = []
+    fetches: List[float] = []
+    problems: List[str] = []
+    for i in range(SYNC_ROUNDS):
+        fill(resolver_a, 10, start=10_000 + 10 * i, host="bench-a")
+        run_cli(blackboard, env_a, clone_a, "sync")
+        os.sync()  # let A's writes settle before anything is timed
+        pair = [(blackboard + ["sync"], clone_b, rounds), (fetch, work, fetches)]
+        for argv, cwd, times in pair if i % 2 == 0 else pair[::-1]:
+            times.append(run_bounded(argv, cwd, env_b, 60))
+        b_at = subprocess.run(private, capture_output=True, text=True).stdout
+        mirror_at = subprocess.run(git_mirror + ["rev-parse", "refs/fetched"], capture_output=True, text=True).stdout
+        if b_at != mirror_at:
+            problems.append(f"round {i}: B fetched {b_at.strip()!r}, the plain fetch {mirror_at.strip()!r}")
+    held, expected = len(os.listdir(sync_board(env_b, clone_b) / "sessions")), 10_000 + 10 * SYNC_ROUNDS
+    if held != expected:
+        problems.append(f"B holds {held} sessions, not {expected}")
+    return rounds, fetches, problems
+
+
+def round_done(board: Path, timeout: float = 60) -> None:
+    """Wait until the background round a hook started has pushed and let go of its lock.
+
+    ``forget_push`` clears the last push's outcome before the hook; every round records one
+    at its end, under the lock.
+    """
+    import fcntl
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = json.loads((board / "_sync" / "status.json").read_text())
+        if "push" in status:
+            with open(board / "_sync" / "round.lock", "a") as handle:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    pass
+                else:
+                    return
+        time.sleep(0.01)
+    raise RuntimeError(f"the background sync round under {board} did not finish within {timeout:.0f} s")
+
+
+def forget_push(board: Path) -> None:
+    path = board / "_sync" / "status.json"
+    status = json.loads(path.read_text())
+    status.pop("push", None)
+    path.write_text(json.dumps(status))
+
+
+def sync_session_start(hook: List[str], blackboard: List[str], env: Dict[str, str], work: Path) -> None:
+    """SessionStart with sync on (a file:// remote holding 100 sessions of another machine) against sync off.
+
+    Both roots hold the same 100 sessions; each timed SessionStart is followed, outside the
+    timing, by the previous session's SessionEnd, and by the end of the background rounds both start.
+    """
+    name = "SessionStart with sync (file:// remote) / without"
+    try:
+        with_sync, without, problems = session_starts(hook, blackboard, env, work)
+    except RuntimeError as exc:
+        report(name, "no figure", "<= 1.3x", False)
+        print(f"      {exc}", flush=True)
+        return
+    sync_median, plain_median = statistics.median(with_sync), statistics.median(without)
+    ratio = sync_median / plain_median
+    report(
+        name,
+        f"{sync_median * 1000:.1f} / {plain_median * 1000:.1f} ms = {ratio:.2f}x",
+        "<= 1.3x",
+        ratio <= 1.3 and not problems,
+    )
+    for problem in problems:
+        print(f"      {problem}", flush=True)
+
+
+def session_starts(
+    hook: List[str], blackboard: List[str], env: Dict[str, str], work: Path
+) -> Tuple[List[float], List[float], List[str]]:
+    """The times of SessionStart with sync and without, and what went wrong (nothing, normally)."""
+    remote = work / "start-remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    url = f"file://{remote}"
+    env_c, clone_c = machine(work, "bench-c", url, env)
+    fill(PathResolver(env_c["BLACKBOARD_ROOT"], identify_project(str(clone_c))), 100, host="bench-c")
+    run_cli(blackboard, env_c, clone_c, "sync", "enable")
+    run_cli(blackboard, env_c, clone_c, "sync")
+    synced, clone = machine(work, "bench-d", url, env)
+    run_cli(blackboard, synced, clone, "sync", "enable")
+    run_cli(blackboard, synced, clone, "sync")  # imports the 100 sessions
+    plain = dict(synced, BLACKBOARD_ROOT=str(work / "bench-d" / "root-plain"))
+    fill(PathResolver(plain["BLACKBOARD_ROOT"], identify_project(str(clone))), 100, host="bench-c")
+    board = sync_board(synced, clone)
+    problems = [] if len(os.listdir(board / "sessions")) == 100 else ["the 100 sessions were not imported"]
+
+    def call(event: str, payload: Dict[str, object], machine_env: Dict[str, str]) -> float:
+        if machine_env is synced:
+            forget_push(board)
+        started = time.perf_counter()
+        subprocess.run(
+            hook + [event], input=json.dumps(payload).encode(), stdout=subprocess.DEVNULL, env=machine_env, check=True
+        )
+        elapsed = time.perf_counter() - started
+        if machine_env is synced:
+            round_done(board)  # outside the timing: no round runs during the next hook
+        return elapsed
+
+    with_sync: List[float] = []
+    without: List[float] = []
+    for i in range(RUNS):
+        pair = [(plain, without), (synced, with_sync)]
+        for machine_env, times in pair if i % 2 == 0 else pair[::-1]:
+            payload: Dict[str, object] = {"session_id": f"s{i}", "cwd": str(clone), "source": "startup"}
+            times.append(call("session-start", payload, machine_env))
+            if i:  # end the previous session, outside the timing; this one stays active meanwhile
+                call("session-end", {"session_id": f"s{i - 1}", "cwd": str(clone), "reason": "other"}, machine_env)
+    log = Path(synced["BLACKBOARD_ROOT"]) / "logs" / "sync.log"
+    if log.exists():  # a failed fetch would make the figure meaningless
+        problems.append(f"sync failed: {log.read_text().strip().splitlines()[-1]}")
+    return with_sync, without, problems
 
 
 if __name__ == "__main__":

@@ -111,15 +111,19 @@ class Store:
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
     def blobs(self, shas: list[str], limit: int) -> Iterator[tuple[str, bytes | None]]:
-        """``(sha, content)`` for each blob, in order; content None when it is over ``limit`` bytes or no blob."""
+        """``(sha, content)`` for each blob, in order; content None when it is over ``limit`` bytes or no blob.
+
+        One ``cat-file --batch`` answers them all, asked one at a time: writing every name
+        first could fill both pipes and leave git and us waiting on each other.
+        """
         if not shas:
             return
         proc = self.spawn(["cat-file", "--batch"], with_stdin=True)
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write("".join(f"{sha}\n" for sha in shas).encode())
-        proc.stdin.close()
         try:
             for sha in shas:
+                proc.stdin.write(f"{sha}\n".encode())
+                proc.stdin.flush()
                 header = proc.stdout.readline().split()
                 if len(header) != 3:  # "<sha> missing"
                     yield sha, None

@@ -141,3 +141,13 @@ def test_a_git_past_its_deadline_is_stopped(store: Store, tmp_path: Path) -> Non
 def test_git_never_prompts(store: Store) -> None:
     assert store.env["GIT_TERMINAL_PROMPT"] == "0"
     assert "protocol.ext.allow=never" in store.argv(["fetch"])
+
+
+def test_many_blobs_at_once_never_deadlock(store: Store) -> None:
+    """More names and content than both pipes hold: asked one at a time, all come back."""
+    changes = [(f"f{i}", f"{i}".encode() * 200) for i in range(3000)]
+    commit = store.commit("refs/many", None, "many", "b <b@h>", changes)
+    entries = store.tree(commit)
+    found = dict(store.blobs([e.sha for e in entries], limit=1 << 20))
+    assert len(found) == 3000
+    assert all(found[e.sha] is not None for e in entries)
