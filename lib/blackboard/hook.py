@@ -113,9 +113,9 @@ def _usable_path(value: object) -> str | None:
 def _session_start(
     resolver: PathResolver, session_id: str, payload: dict[str, object], environ: Mapping[str, str]
 ) -> str:
+    fetch = _start_fetch(resolver, environ)  # first: git fetches while this hook does its local work
     from . import context, handoff, migrate, recovery, session
 
-    fetch = _start_fetch(resolver, environ)
     source = optional_str(payload.get("source"))
     source = source if source in session.SOURCES else "startup"
     abandoned: list[str] = []
@@ -165,12 +165,14 @@ def _finish_fetch(resolver: PathResolver, fetch: object, environ: Mapping[str, s
     An unreachable or hanging remote costs the session a line in ``blackboard sync status``
     and in ``logs/sync.log``, nothing more.
     """
-    from . import failures, sync
+    from . import sync
 
     try:
         sync.finish_fetch(resolver, fetch, environ, STARTED + settings.sync_timeout(environ))  # type: ignore[arg-type]
         sync.start_background_round(resolver, environ)  # tells other machines this session is active
     except Exception as exc:  # noqa: BLE001 - the remote is someone else's problem, never the session's
+        from . import failures
+
         failures.note("sync", f"session-start: {exc} ({time.monotonic() - STARTED:.2f}s)", environ)
 
 

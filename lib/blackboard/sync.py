@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable, Mapping
 
@@ -84,7 +83,8 @@ def remote_ref(resolver: PathResolver) -> str:
 
 def _config(resolver: PathResolver) -> dict[str, str]:
     data = _read_json(resolver.sync_file("config.json"))
-    if not isinstance(data.get("remote"), str) or not data["remote"]:
+    remote = data.get("remote")
+    if not isinstance(remote, str) or not remote or remote.startswith("-") or any(c in remote for c in "\0\n\r"):
         raise BlackboardError(f"{resolver.sync_file('config.json')} names no remote; run `blackboard sync enable`")
     return {"remote": data["remote"], "ref": remote_ref(resolver)}
 
@@ -157,29 +157,55 @@ def _note_status(resolver: PathResolver, step: str, ok: bool, detail: str) -> No
 
 
 class Fetch:
-    """A fetch of the project's ref into the private repository, started now and awaited later."""
+    """The remote's commit for this project, asked for now and fetched later only when it is new.
 
-    def __init__(self, resolver: PathResolver, environ: Mapping[str, str]) -> None:
+    ``git ls-remote`` costs a fraction of a ``git fetch``, which negotiates and checks
+    connectivity even when nothing changed: most SessionStarts find the commit they know.
+    """
+
+    def __init__(self, resolver: PathResolver, environ: Mapping[str, str], probe: bool = True) -> None:
         self.resolver = resolver
         self.config = _config(resolver)
         self.store = Store(resolver.sync_repo, environ)
         self.store.ensure()
-        refspec = f"+{self.config['ref']}:{FETCHED}"
-        args = ["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", self.config["remote"], refspec]
-        self.proc = self.store.spawn(args)
+        self.proc = self.store.spawn(["ls-remote", self.config["remote"], self.config["ref"]]) if probe else None
+        self.record_up_to_date = True  # SessionStart leaves that to the round it starts: one write less
 
-    def finish(self, deadline: float) -> str | None:
-        """The remote's commit once fetched (None when the remote has none yet); GitFailed on failure."""
+    def finish(self, deadline: float, known: str | None) -> str | None:
+        """The remote's commit, fetched unless it is ``known``; None when the remote has none yet."""
         try:
-            self.store.finish(self.proc, None, deadline)
-        except GitFailed as exc:
-            if "couldn't find remote ref" in str(exc):
+            listed = self._listed(deadline)
+            if not listed:
                 _note_status(self.resolver, "fetch", True, "the remote has no boards of this project yet")
                 return None
+            if self.proc is not None and listed != known:  # probed, and new: fetch it now
+                listed = self._fetch(deadline) or listed
+        except GitFailed as exc:
             _note_status(self.resolver, "fetch", False, str(exc))
             raise
-        _note_status(self.resolver, "fetch", True, "fetched")
-        return self.store.resolve(FETCHED)
+        if listed != known or self.record_up_to_date:
+            _note_status(self.resolver, "fetch", True, "up to date" if listed == known else "fetched")
+        return listed
+
+    def _listed(self, deadline: float) -> str:
+        """The remote's commit as ``ls-remote`` saw it; without a probe, a fetch that says so itself."""
+        if self.proc is not None:
+            return self.store.finish(self.proc, None, deadline).split(b"\t", 1)[0].decode("ascii", "replace")
+        try:
+            return self._fetch(deadline)
+        except GitFailed as exc:
+            if "couldn't find remote ref" in str(exc):
+                return ""
+            raise
+
+    def _fetch(self, deadline: float) -> str:
+        refspec = f"+{self.config['ref']}:{FETCHED}"
+        self.store.run(["fetch", "--no-tags", "--quiet", self.config["remote"], refspec], deadline=deadline)
+        return self.store.fetched() or self.store.resolve(FETCHED) or ""
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.store.stop(self.proc)
 
 
 class Imported:
@@ -260,8 +286,13 @@ def _clashes(store: Store, layout: _Layout, ours: list[str], host: str) -> list[
 
 def _entries_to_read(store: Store, old: str | None, new: str) -> list:
     """The files of ``new`` worth a look: all of them the first time, else those of what changed since ``old``."""
-    if old and store.resolve(old):
-        changed = store.changed_paths(old, new)
+    changed = None
+    if old:
+        try:
+            changed = store.changed_paths(old, new)
+        except GitFailed:  # the old commit is gone (the remote was rewritten): read the whole tree
+            changed = None
+    if changed is not None:
         prefixes = sorted({"/".join(p.split("/")[:2]) for p in changed})
         if not prefixes:
             return []
@@ -397,6 +428,8 @@ def _check_handoff(session_id: str, data: bytes | None) -> tuple[str | None, str
 
 def _move_in(resolver: PathResolver, session_id: str, files: dict[str, bytes | None]) -> None:
     """Assemble the session under ``_sync/incoming`` and rename it into ``sessions/`` in one step."""
+    import shutil  # only when a session arrives
+
     incoming = resolver.sync_incoming(session_id, os.getpid())
     target = resolver.get_session_blackboard_dir(session_id)
     refuse_links(resolver.root, incoming)
@@ -575,8 +608,8 @@ def sync_round(
         state = State.load(resolver)
         for _ in range(PUSH_ATTEMPTS):
             say("fetching")
-            fetch = Fetch(resolver, environ)
-            commit = fetch.finish(deadline)
+            fetch = Fetch(resolver, environ, probe=False)  # a round fetches anyway: no ls-remote first
+            commit = fetch.finish(deadline, state.imported)
             imported = import_commit(resolver, fetch.store, state, commit, host, deadline)
             result.imported += imported.sessions
             result.conflicts += imported.conflicts
@@ -590,7 +623,10 @@ def sync_round(
                 _note_status(resolver, "push", True, "nothing to push")
                 break
             say(f"pushing {len(out.signatures)} session(s), {len(out.removals)} removal(s)")
-            if _push(resolver, fetch, commit, out, host, deadline):
+            pushed = _push(resolver, fetch, commit, out, host, deadline)
+            if pushed is not None:
+                if state.imported == commit:  # everything up to it is here, and the rest is ours
+                    state.imported = pushed
                 _landed(resolver, state, out)
                 result.pushed += len(out.signatures)
                 result.removed += len(out.removals)
@@ -600,8 +636,10 @@ def sync_round(
     return result
 
 
-def _push(resolver: PathResolver, fetch: Fetch, base: str | None, out: Outgoing, host: str, deadline: float) -> bool:
-    """Commit ``out`` on top of ``base`` and push it; False when the remote moved meanwhile."""
+def _push(
+    resolver: PathResolver, fetch: Fetch, base: str | None, out: Outgoing, host: str, deadline: float
+) -> str | None:
+    """Commit ``out`` on top of ``base`` and push it: the commit, or None when the remote moved meanwhile."""
     message = f"blackboard: {len(out.signatures)} session(s), {len(out.removals)} removal(s) from {host}"
     who = f"blackboard <blackboard@{safe_segment(host)}>"
     commit = fetch.store.commit(BUILT, base, message, who, out.changes)
@@ -611,11 +649,11 @@ def _push(resolver: PathResolver, fetch: Fetch, base: str | None, out: Outgoing,
         fetch.store.finish(proc, None, deadline)
     except GitFailed as exc:
         if "rejected" in str(exc) or "fetch first" in str(exc) or "non-fast-forward" in str(exc):
-            return False
+            return None
         _note_status(resolver, "push", False, str(exc))
         raise
     _note_status(resolver, "push", True, message)
-    return True
+    return commit
 
 
 def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
@@ -649,13 +687,16 @@ def start_fetch(resolver: PathResolver, environ: Mapping[str, str]) -> Fetch | N
 
 def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str], deadline: float) -> Imported | None:
     """SessionStart: import whatever arrived by ``deadline``; a round already running here brings the rest."""
+    fetch.record_up_to_date = False
     release = try_lock(resolver.sync_file("round"))
     if release is None:
-        fetch.store.stop(fetch.proc)  # a round running here fetches anyway
+        fetch.stop()  # a round running here fetches anyway
         return None
     try:
-        commit = fetch.finish(deadline)
         state = State.load(resolver)
+        commit = fetch.finish(deadline, state.imported)
+        if commit is None or commit == state.imported:  # the usual start: nothing new since the last round
+            return Imported()
         imported = import_commit(resolver, fetch.store, state, commit, settings.host(environ), deadline)
         state.save(resolver)
         return imported
