@@ -519,8 +519,8 @@ def outgoing(resolver: PathResolver, state: State, host: str) -> Outgoing:
     """This machine's finished sessions not yet pushed, its removals, and its active sessions if they changed."""
     out = Outgoing()
     for name in session_folders(resolver):
-        if not is_session_id(name) or name in state.foreign or name in state.removed or name in state.conflicts:
-            continue
+        if name in state.foreign or name in state.removed or name in state.conflicts or not is_session_id(name):
+            continue  # the set lookups first: most folders of a synced project came from elsewhere
         signature = _signature(resolver, name)
         if state.pushed.get(name) == signature:
             continue
