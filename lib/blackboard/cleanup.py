@@ -18,6 +18,7 @@ from .ids import is_session_id
 from .meta import FINISHED, read_meta_or_none
 from .paths import PathResolver
 from .registry import SessionEntry, session_entry, session_folders, session_id_of
+from .sync import record_removal
 
 WORKERS = 8  # threads: they overlap waits on the disk (see docs/adr/0015-cleanup-on-threads.md)
 CHUNK = 32  # jobs a thread takes at a time: a future for each job measured slower
@@ -143,13 +144,10 @@ def remove(candidates: List[Candidate], advance: Optional[Callable[[int], None]]
     handoffs_ok = {key: _is_inside(r, r.get_handoff_dir()) for key, r in resolvers.items()}
     jobs = [(c, sessions_ok[id(c.resolver)], handoffs_ok[id(c.resolver)]) for c in candidates]
     removed, problems = [], []
-    from .sync import record_removal
-
     with contextlib.closing(_parallel(_remove_one, jobs)) as results:
         for candidate, (freed, problem) in zip(candidates, results):
             if freed is not None:
                 removed.append(candidate._replace(size=freed))
-                record_removal(candidate.resolver, session_id_of(candidate.session_id))  # reaches the remote
             if problem:
                 problems.append(f"{candidate.session_id}: {problem}")
             if advance:
@@ -188,6 +186,7 @@ def _remove_one(job: Tuple[Candidate, bool, bool]) -> Tuple[Optional[int], Optio
         if trash is None:
             return None, None
         session_id = session_id_of(candidate.session_id)
+        record_removal(candidate.resolver, session_id)  # before deleting: the next push carries the removal
         # before the deleting, so a board started afresh meanwhile keeps the handoff it writes
         if (
             handoffs_ok

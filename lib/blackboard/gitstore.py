@@ -18,14 +18,37 @@ from .errors import BlackboardError
 
 BLOB, SYMLINK, GITLINK = "blob", "120000", "160000"
 ZERO = "0" * 40
-# No prompt may wait for a person: git's own, Git Credential Manager's, ssh's askpass.
-QUIET_ENV = {"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never", "SSH_ASKPASS_REQUIRE": "never"}
-# Transports that run commands are refused whatever the user's configuration says.
-SAFE_CONFIG = ("-c", "protocol.ext.allow=never", "-c", "protocol.fd.allow=never")
+# No prompt may wait for a person: git's own, its askpass helpers (an empty GIT_ASKPASS
+# stops git from trying core.askPass and SSH_ASKPASS), Git Credential Manager's, ssh's.
+QUIET_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "",
+    "SSH_ASKPASS": "",
+    "SSH_ASKPASS_REQUIRE": "never",
+    "GCM_INTERACTIVE": "never",
+}
+# Variables that would point git at another repository than the private one.
+REPOSITORY_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_QUARANTINE_PATH",
+)
+# Transports that run commands are refused whatever the user's configuration says, and
+# paths from a remote tree are never read as pathspec magic (``:(attr:…)``).
+SAFE_CONFIG = ("-c", "protocol.ext.allow=never", "-c", "protocol.fd.allow=never", "--literal-pathspecs")
 
 
 class GitFailed(BlackboardError):
-    """A git command failed or ran out of time; its message is git's last line."""
+    """A git command failed or ran out of time; its message is git's last line, ``output`` its stdout."""
+
+    def __init__(self, message: str, output: bytes = b"") -> None:
+        super().__init__(message)
+        self.output = output
 
 
 class Entry:
@@ -42,7 +65,7 @@ class Store:
 
     def __init__(self, git_dir: str, environ: Mapping[str, str]) -> None:
         self.git_dir = git_dir
-        self.env = {**environ, **QUIET_ENV}
+        self.env = {**{k: v for k, v in environ.items() if k not in REPOSITORY_ENV}, **QUIET_ENV}
 
     def ensure(self) -> None:
         """Create the bare repository once; it never collects garbage or maintains itself on its own."""
@@ -86,7 +109,8 @@ class Store:
             raise GitFailed(f"git {_verb(proc)} ran out of time") from None
         if proc.returncode != 0:
             lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
-            raise GitFailed(f"git {_verb(proc)} failed: {lines[-1] if lines else f'exit {proc.returncode}'}")
+            message = f"git {_verb(proc)} failed: {lines[-1] if lines else f'exit {proc.returncode}'}"
+            raise GitFailed(message, out)
         return out
 
     def stop(self, proc: subprocess.Popen[bytes]) -> None:
@@ -109,17 +133,17 @@ class Store:
         except GitFailed:
             return None
 
-    def tree(self, commit: str, paths: list[str] | None = None) -> list[Entry]:
+    def tree(self, commit: str, paths: list[str] | None = None, deadline: float | None = None) -> list[Entry]:
         """Every file of ``commit`` (or under ``paths``), recursively, with sizes."""
-        out = self.run(["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *(paths or [])])
+        out = self.run(["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *(paths or [])], deadline=deadline)
         return [_entry(record) for record in out.split(b"\0") if record]
 
-    def changed_paths(self, old: str, new: str) -> list[str]:
+    def changed_paths(self, old: str, new: str, deadline: float | None = None) -> list[str]:
         """Paths that differ between two commits."""
-        out = self.run(["diff-tree", "-r", "-z", "--no-renames", "--name-only", old, new])
+        out = self.run(["diff-tree", "-r", "-z", "--no-renames", "--name-only", old, new], deadline=deadline)
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
-    def blobs(self, shas: list[str], limit: int) -> Iterator[tuple[str, bytes | None]]:
+    def blobs(self, shas: list[str], limit: int, deadline: float | None = None) -> Iterator[tuple[str, bytes | None]]:
         """``(sha, content)`` for each blob, in order; content None when it is over ``limit`` bytes or no blob.
 
         One ``cat-file --batch`` answers them all, asked one at a time: writing every name
@@ -131,6 +155,8 @@ class Store:
         assert proc.stdin is not None and proc.stdout is not None
         try:
             for sha in shas:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise GitFailed("git cat-file ran out of time")
                 proc.stdin.write(f"{sha}\n".encode())
                 proc.stdin.flush()
                 header = proc.stdout.readline().split()

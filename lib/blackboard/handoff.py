@@ -51,8 +51,12 @@ def dump_front_matter(fields: Mapping[str, object]) -> str:
     return "---\n" + "\n".join(lines) + "\n---\n"
 
 
-def split_front_matter(text: str) -> tuple[dict[str, object], str]:
-    """``(fields, body)`` of a handoff; a file without front matter has empty fields."""
+def split_front_matter(text: str, yaml_allowed: bool = True) -> tuple[dict[str, object], str]:
+    """``(fields, body)`` of a handoff; a file without front matter has empty fields.
+
+    Without ``yaml_allowed`` only our own front matter is read and anything else is a
+    ValueError: a handoff from another machine never reaches PyYAML (an alias bomb would).
+    """
     if not text.startswith("---\n"):
         return {}, text
     end = text.find("\n---\n", 3)
@@ -62,6 +66,8 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str]:
     try:
         return _json_front_matter(head), body
     except (ValueError, RecursionError):
+        if not yaml_allowed:
+            raise ValueError("front matter that is not the plugin's own") from None
         import frontmatter  # a person wrote YAML we do not emit; let the real parser read it
         import yaml
 

@@ -128,7 +128,12 @@ def _session_start(
     except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
         log_failure("session-start", environ)
         troubled = True
-    started = session.start(resolver, session_id, source, payload, environ.get("CLAUDE_PID"))
+    try:
+        started = session.start(resolver, session_id, source, payload, environ.get("CLAUDE_PID"))
+    except BaseException:
+        if fetch is not None:
+            fetch.stop()  # type: ignore[attr-defined]  # never leave a git running after the hook
+        raise
     try:
         _export_env(environ.get("CLAUDE_ENV_FILE"), session_id, started.board_dir)
     except Exception:  # noqa: BLE001 - an unusable env file costs the Bash tool its variables, not the context
@@ -169,11 +174,15 @@ def _finish_fetch(resolver: PathResolver, fetch: object, environ: Mapping[str, s
 
     try:
         sync.finish_fetch(resolver, fetch, environ, STARTED + settings.sync_timeout(environ))  # type: ignore[arg-type]
-        sync.start_background_round(resolver, environ)  # tells other machines this session is active
     except Exception as exc:  # noqa: BLE001 - the remote is someone else's problem, never the session's
         from . import failures
 
         failures.note("sync", f"session-start: {exc} ({time.monotonic() - STARTED:.2f}s)", environ)
+    finally:
+        try:  # a slow remote gets the time a detached round has; it also says this session is active
+            sync.start_background_round(resolver, environ)
+        except Exception:  # noqa: BLE001 - same as above
+            pass
 
 
 def _export_env(env_file: str | None, session_id: str, board_dir: str) -> None:

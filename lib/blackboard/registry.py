@@ -204,5 +204,9 @@ def remote_active(resolver: PathResolver) -> list[dict[str, str]]:
     machines = data.get("machines") if isinstance(data, dict) else None
     if not isinstance(machines, dict):
         return []
+    import time
+
+    recent = time.time() - 24 * 3600  # a machine silent for a day is no longer listed (sync.ACTIVE_FOR_SECONDS)
     records = [r for rs in machines.values() if isinstance(rs, list) for r in rs if isinstance(r, dict)]
+    records = [r for r in records if isinstance(r.get("updated"), (int, float)) and r["updated"] > recent]
     return [r for r in records if all(isinstance(r.get(k), str) for k in ("host", "session_id", "since"))]

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from . import handoff, settings
-from .clock import now_iso
+from .clock import epoch_seconds, now_iso
 from .errors import BlackboardError
 from .fsutil import atomic_write, create_exclusive, file_lock, read_bounded, read_text, refuse_links, try_lock
 from .gitstore import BLOB, GitFailed, Store
@@ -35,9 +36,13 @@ FETCHED, BUILT = "refs/fetched", "refs/built"  # in the private repository
 SESSION_FILES = (META_FILE, *BOARD_FILES.values())
 MAX_FILE_BYTES = 8 * 1024 * 1024  # larger board files stay on their machine; status says so
 MAX_ACTIVE_BYTES = 64 * 1024
+MAX_META_BYTES = 1024 * 1024  # as much as a local _meta.json may hold
+HOST_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 MAX_ACTIVE_RECORDS = 50
+ACTIVE_FOR_SECONDS = 24 * 3600.0  # a machine silent for a day is no longer listed as working
 PUSH_ATTEMPTS = 6
 IMPORT_BATCH = 64  # sessions read from git at a time, so a deadline is checked between batches
+IMPORT_BATCH_BYTES = 32 * 1024 * 1024  # and at most this much of them held in memory
 ROUND_SECONDS = 300.0
 Progress = Callable[[str], None]
 
@@ -57,6 +62,9 @@ def enable(resolver: PathResolver, remote: str | None, environ: Mapping[str, str
         raise BlackboardError("this project has no origin remote; name one: blackboard sync enable --remote URL")
     if url.startswith("-") or any(c in url for c in "\0\n\r"):
         raise BlackboardError(f"not a git remote: {redact(url)!r}")
+    if url.startswith((".", "~")) or ("://" not in url and ":" not in url.split("/")[0] and not url.startswith("/")):
+        # a path relative to the checkout, as git reads it there; every process must find the same one
+        url = os.path.normpath(os.path.join(resolver.project.toplevel or os.getcwd(), os.path.expanduser(url)))
     refuse_links(resolver.root, resolver.sync_dir)
     os.makedirs(resolver.sync_dir, exist_ok=True)
     Store(resolver.sync_repo, environ).ensure()
@@ -93,9 +101,10 @@ def _config(resolver: PathResolver) -> dict[str, str]:
 
 
 def _read_json(path: str) -> dict:
+    """A state file of ours as a dict; ``{}`` when it is missing, damaged or over 16 MiB."""
     try:
         data = json.loads(read_text(path, 16 * 1024 * 1024) or "{}")
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError, BlackboardError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -164,6 +173,7 @@ class Fetch:
     """
 
     def __init__(self, resolver: PathResolver, environ: Mapping[str, str], probe: bool = True) -> None:
+        refuse_links(resolver.root, resolver.sync_dir)
         self.resolver = resolver
         self.config = _config(resolver)
         self.store = Store(resolver.sync_repo, environ)
@@ -221,62 +231,104 @@ class Imported:
 def import_commit(
     resolver: PathResolver, store: Store, state: State, commit: str | None, host: str, deadline: float
 ) -> Imported:
-    """Take what ``commit`` holds that this machine lacks, checking every file; stops at ``deadline``."""
+    """Take what ``commit`` holds that this machine lacks, checking every file; stops at ``deadline``.
+
+    What moved in is recorded in ``state`` at once, so an import that stops half-way (a
+    deadline, a disk error) never mistakes its own arrivals for this machine's sessions.
+    """
     result = Imported()
     if commit is None or commit == state.imported:
         return result
-    layout = _Layout(_entries_to_read(store, state.imported, commit))
+    layout = _Layout(_entries_to_read(store, state.imported, commit, deadline))
     result.refused += layout.problems
-    state.removed |= layout.removed
-    _import_active(resolver, store, layout, host)
+    state.removed |= {i for i in layout.removed if _known(resolver, state, i) or i in layout.sessions}
+    _import_active(resolver, store, layout, host, deadline)
     ids = [i for i in sorted(layout.sessions) if not _removed(resolver, state, i) and i not in layout.spoiled]
-    ours = [i for i in ids if i not in state.foreign and os.path.lexists(resolver.get_session_blackboard_dir(i))]
+    ours = [i for i in ids if _written_here(resolver, state, i, host)]
     theirs = [i for i in ids if i not in ours]
-    result.conflicts += _clashes(store, layout, ours, host)
+    result.conflicts += _clashes(store, layout, ours, host, deadline)
     newest: tuple[float, str] | None = None
-    for start in range(0, len(theirs), IMPORT_BATCH):
-        if time.monotonic() > deadline:
-            result.complete = False  # the next round takes up from the same commit
-            break
-        batch = theirs[start : start + IMPORT_BATCH]
-        shas = [e.sha for i in batch for e in layout.sessions[i].values()]  # type: ignore[attr-defined]
-        shas += [layout.handoffs[i].sha for i in batch if i in layout.handoffs]  # type: ignore[attr-defined]
-        contents = dict(store.blobs(shas, MAX_FILE_BYTES))
-        for session_id in batch:
-            problem, text = _import_session(resolver, state, layout, contents, session_id)
-            if problem is not None:
-                (result.conflicts if problem.startswith("conflict") else result.refused).append(
-                    f"{session_id}: {problem}"
-                )
-                continue
-            result.sessions.append(session_id)
-            if text is not None:
-                end = handoff.effective_end(handoff.split_front_matter(text)[0])
-                if end is not None and (newest is None or end > newest[0]):
+    try:
+        for batch in _batches(layout, theirs):
+            if time.monotonic() > deadline:
+                result.complete = False  # the next round takes up from the same commit
+                break
+            contents = dict(store.blobs(_shas(layout, batch), MAX_FILE_BYTES, deadline))
+            for session_id in batch:
+                problem, text = _import_session(resolver, state, layout, contents, session_id)
+                if problem is not None:
+                    kind = result.conflicts if problem.startswith("conflict") else result.refused
+                    kind.append(f"{session_id}: {problem}")
+                    continue
+                result.sessions.append(session_id)
+                end = handoff.effective_end(handoff.split_front_matter(text)[0]) if text else None
+                if text and end is not None and (newest is None or end > newest[0]):
                     newest = (end, text)
-    if newest is not None:  # one offer: the others are archived, and `blackboard handoff ID` shows them
-        handoff.publish_latest(resolver, newest[1])
-    for line in result.refused:
-        state.refuse(line)
-    for line in result.conflicts:
-        session_id, _, detail = line.partition(": ")
-        state.conflicts[session_id] = detail
+    finally:
+        if newest is not None:  # one offer: the others are archived, and `blackboard handoff ID` shows them
+            handoff.publish_latest(resolver, newest[1])
+        for line in result.refused:
+            state.refuse(line)
+        for line in result.conflicts:
+            session_id, _, detail = line.partition(": ")
+            state.conflicts[session_id] = detail
     if result.complete:
         state.imported = commit
     return result
 
 
-def _clashes(store: Store, layout: _Layout, ours: list[str], host: str) -> list[str]:
+def _known(resolver: PathResolver, state: State, session_id: str) -> bool:
+    """Whether this machine has or had the session: only such removals are worth remembering."""
+    return (
+        session_id in state.foreign
+        or session_id in state.pushed
+        or os.path.lexists(resolver.get_session_blackboard_dir(session_id))
+    )
+
+
+def _written_here(resolver: PathResolver, state: State, session_id: str, host: str) -> bool:
+    """Whether the local session of that id is this machine's own (by the host its metadata names)."""
+    if session_id in state.foreign or not os.path.lexists(resolver.get_session_blackboard_dir(session_id)):
+        return False
+    local = read_meta_or_none(resolver.meta_path(session_id)) or {}
+    if local.get("host") not in (None, host):
+        state.foreign.add(session_id)  # brought in by an import that stopped before it was recorded
+        return False
+    return True
+
+
+def _batches(layout: _Layout, ids: list[str]) -> Iterator[list[str]]:
+    """``ids`` in groups of at most ``IMPORT_BATCH`` sessions and ``IMPORT_BATCH_BYTES`` bytes."""
+    batch: list[str] = []
+    size = 0
+    for session_id in ids:
+        files = list(layout.sessions[session_id].values())
+        if session_id in layout.handoffs:
+            files.append(layout.handoffs[session_id])
+        weight = sum(max(e.size, 0) for e in files)  # type: ignore[attr-defined]
+        if batch and (len(batch) >= IMPORT_BATCH or size + weight > IMPORT_BATCH_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(session_id)
+        size += weight
+    if batch:
+        yield batch
+
+
+def _shas(layout: _Layout, batch: list[str]) -> list[str]:
+    shas = [e.sha for i in batch for e in layout.sessions[i].values()]  # type: ignore[attr-defined]
+    return shas + [layout.handoffs[i].sha for i in batch if i in layout.handoffs]  # type: ignore[attr-defined]
+
+
+def _clashes(store: Store, layout: _Layout, ours: list[str], host: str, deadline: float) -> list[str]:
     """Sessions the remote holds under ids this machine also wrote: fine when they are ours, pushed earlier."""
     metas = {i: layout.sessions[i].get(META_FILE) for i in ours}
-    found = dict(store.blobs([e.sha for e in metas.values() if e is not None], 64 * 1024))  # type: ignore[attr-defined]
+    shas = [e.sha for e in metas.values() if e is not None]  # type: ignore[attr-defined]
+    found = dict(store.blobs(shas, 64 * 1024, deadline))
     clashes = []
     for session_id, entry in metas.items():
-        try:
-            theirs = json.loads(found.get(entry.sha) or b"{}") if entry is not None else {}  # type: ignore[attr-defined]
-        except ValueError:
-            theirs = {}
-        other = theirs.get("host") if isinstance(theirs, dict) else None
+        theirs = _parse_json(found.get(entry.sha) if entry is not None else None)  # type: ignore[attr-defined]
+        other = theirs.get("host")
         if other != host:
             clashes.append(
                 f"{session_id}: conflict: also written by {_printable(str(other))[:64]}; kept this machine's"
@@ -284,21 +336,41 @@ def _clashes(store: Store, layout: _Layout, ours: list[str], host: str) -> list[
     return clashes
 
 
-def _entries_to_read(store: Store, old: str | None, new: str) -> list:
-    """The files of ``new`` worth a look: all of them the first time, else those of what changed since ``old``."""
+def _parse_json(data: bytes | None) -> dict:
+    """A JSON object from the remote, or ``{}``: deep nesting or bad bytes never raise."""
+    try:
+        loaded = json.loads((data or b"{}").decode("utf-8"))
+    except (ValueError, RecursionError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _entries_to_read(store: Store, old: str | None, new: str, deadline: float) -> list:
+    """The files of ``new`` worth a look: all of them the first time, else those of what changed since ``old``.
+
+    A changed handoff brings its session's folder along, so a handoff that changed alone
+    (a round that ran between a session's end and its final handoff) is read too.
+    """
     changed = None
     if old:
         try:
-            changed = store.changed_paths(old, new)
-        except GitFailed:  # the old commit is gone (the remote was rewritten): read the whole tree
-            changed = None
+            changed = store.changed_paths(old, new, deadline)
+        except GitFailed as exc:
+            if "ran out of time" in str(exc):
+                raise
+            changed = None  # the old commit is gone (the remote was rewritten): read the whole tree
     if changed is not None:
-        prefixes = sorted({"/".join(p.split("/")[:2]) for p in changed})
+        prefixes = set()
+        for path in changed:
+            parts = path.split("/")
+            prefixes.add("/".join(parts[:2]))
+            if parts[0] == "handoff" and len(parts) == 2 and parts[1].startswith("handoff-"):
+                prefixes.add(f"sessions/{parts[1][len('handoff-') : -len('.md')]}")
         if not prefixes:
             return []
         if len(prefixes) < 1000:  # else one listing of the whole tree is cheaper than a long argument list
-            return store.tree(new, prefixes)
-    return store.tree(new)
+            return store.tree(new, sorted(prefixes), deadline)
+    return store.tree(new, deadline=deadline)
 
 
 class _Layout:
@@ -374,17 +446,21 @@ def _import_session(
         handoff_text, problem = _check_handoff(session_id, contents.get(layout.handoffs[session_id].sha))  # type: ignore[attr-defined]
         if problem:
             return problem, None
+    same = False
     if os.path.lexists(resolver.get_session_blackboard_dir(session_id)):  # imported before: an update from its machine
         existing = read_meta_or_none(resolver.meta_path(session_id)) or {}
         if existing.get("host") != meta.get("host"):
             return f"conflict: also sent by {_printable(str(existing.get('host')))[:64]}; kept the first one", None
-        if _same(resolver, session_id, files):
-            return None, None
-    _move_in(resolver, session_id, files)
-    state.foreign.add(session_id)
+        same = _same(resolver, session_id, files)
+    state.foreign.add(session_id)  # before the move: an import cut short must not take it for this machine's
+    if not same:
+        _move_in(resolver, session_id, files)
     state.conflicts.pop(session_id, None)
-    if handoff_text is not None:
-        handoff.write_session_handoff(resolver, session_id, handoff_text)
+    if handoff_text is None or read_bounded(resolver.handoff_path(session_id), handoff.MAX_HANDOFF_READ) == (
+        handoff_text.encode()
+    ):
+        return None, None  # nothing new to offer
+    handoff.write_session_handoff(resolver, session_id, handoff_text)
     return None, handoff_text
 
 
@@ -397,19 +473,24 @@ def _check_meta(resolver: PathResolver, session_id: str, data: bytes | None) -> 
     empty: Meta = {}
     if data is None:
         return empty, "no _meta.json; refused"
+    if len(data) > MAX_META_BYTES:
+        return empty, "its _meta.json is too large; refused"
     try:
         loaded = json.loads(data.decode("utf-8"))
         meta = upgrade(loaded if isinstance(loaded, dict) else {}, f"{session_id}/_meta.json")
-    except (ValueError, BlackboardError) as exc:
-        return empty, f"unreadable _meta.json ({str(exc)[:80]}); refused"
+    except (ValueError, RecursionError, BlackboardError) as exc:
+        return empty, f"unreadable _meta.json ({_printable(str(exc))[:80]}); refused"
     if meta.get("session_id") != session_id:
         return empty, "its _meta.json names another session; refused"
     if (meta.get("org"), meta.get("project")) != (resolver.project.org, resolver.project.name):
         return empty, "its _meta.json names another project; refused"
     if meta.get("status") not in FINISHED:
         return empty, "not a finished session; refused"
-    if not isinstance(meta.get("host"), str) or not meta.get("host"):
-        return empty, "its _meta.json names no host; refused"
+    if not isinstance(meta.get("host"), str) or not re.fullmatch(HOST_NAME, meta["host"]):
+        return empty, "its _meta.json names no host, or not as a host name; refused"
+    times = [meta.get(key) for key in ("started", "ended", "last_activity")]
+    if any(t is not None and epoch_seconds(str(t)) is None for t in times):
+        return empty, "its _meta.json has a time that is not one; refused"
     return meta, None
 
 
@@ -418,9 +499,9 @@ def _check_handoff(session_id: str, data: bytes | None) -> tuple[str | None, str
         return None, "its handoff is missing or too large; refused"
     text = data.decode("utf-8", "replace")
     try:
-        fields, _ = handoff.split_front_matter(text)
+        fields, _ = handoff.split_front_matter(text, yaml_allowed=False)
     except ValueError:
-        return None, "its handoff's front matter does not parse; refused"
+        return None, "its handoff's front matter is not the plugin's own; refused"
     if fields.get("session_id") != session_id:
         return None, "its handoff names another session; refused"
     return text, None
@@ -448,10 +529,12 @@ def _move_in(resolver: PathResolver, session_id: str, files: dict[str, bytes | N
         os.rename(incoming, target)
 
 
-def _import_active(resolver: PathResolver, store: Store, layout: _Layout, host: str) -> None:
+def _import_active(resolver: PathResolver, store: Store, layout: _Layout, host: str, deadline: float) -> None:
     """Other machines' active sessions, checked and bounded, into ``_sync/remote-active.json``.
 
-    Each machine's file replaces what was known of that machine; the others' records stay.
+    Each machine's file replaces what was known of that machine. A record names the host
+    of the file it came from, is dropped once it is a day old, and the most recently
+    updated machines are kept: fake files cannot crowd out real ones for good.
     """
     theirs = {name: entry for name, entry in layout.active.items() if name != safe_segment(host)}
     if not theirs:
@@ -459,27 +542,35 @@ def _import_active(resolver: PathResolver, store: Store, layout: _Layout, host: 
     known = _read_json(resolver.sync_file("remote-active.json")).get("machines")
     machines = {k: v for k, v in known.items() if isinstance(v, list)} if isinstance(known, dict) else {}
     names = list(theirs)
-    for name, (_, data) in zip(names, store.blobs([theirs[n].sha for n in names], MAX_ACTIVE_BYTES)):  # type: ignore[attr-defined]
-        machines[name] = _active_records(data)
-    text = json.dumps({"machines": dict(list(machines.items())[:MAX_ACTIVE_RECORDS])}, indent=1) + "\n"
+    for name, (_, data) in zip(names, store.blobs([theirs[n].sha for n in names], MAX_ACTIVE_BYTES, deadline)):  # type: ignore[attr-defined]
+        machines[name] = _active_records(name, data)
+    fresh = {k: v for k, v in machines.items() if v and _updated(v) > time.time() - ACTIVE_FOR_SECONDS}
+    newest = sorted(fresh, key=lambda k: _updated(fresh[k]), reverse=True)[:MAX_ACTIVE_RECORDS]
+    text = json.dumps({"machines": {k: fresh[k] for k in newest}}, indent=1) + "\n"
     atomic_write(resolver.sync_file("remote-active.json"), text)
 
 
-def _active_records(data: bytes | None) -> list[dict[str, str]]:
-    try:
-        loaded = json.loads((data or b"").decode("utf-8"))
-    except ValueError:
+def _updated(records: list) -> float:
+    stamps = [r.get("updated") for r in records if isinstance(r, dict)]
+    return max((t for t in stamps if isinstance(t, (int, float))), default=0.0)
+
+
+def _active_records(name: str, data: bytes | None) -> list[dict[str, object]]:
+    """The records of one ``active/{name}.json``; none when its host is not the one its name says."""
+    loaded = _parse_json(data)
+    host = loaded.get("host")
+    if not isinstance(host, str) or not re.fullmatch(HOST_NAME, host) or safe_segment(host) != name:
         return []
-    if not isinstance(loaded, dict) or not isinstance(loaded.get("host"), str):
+    updated = epoch_seconds(str(loaded.get("updated") or ""))
+    if updated is None:
         return []
-    host: str = loaded["host"][:64]
     items = loaded.get("sessions")
-    records = []
+    records: list[dict[str, object]] = []
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and is_session_id(item.get("session_id")):
             started = item.get("started")
-            since = started[:40] if isinstance(started, str) else "?"
-            records.append({"host": host, "session_id": str(item["session_id"]), "since": since})
+            since = started if isinstance(started, str) and epoch_seconds(started) is not None else "?"
+            records.append({"host": host, "session_id": str(item["session_id"]), "since": since, "updated": updated})
     return records[:MAX_ACTIVE_RECORDS]
 
 
@@ -562,8 +653,9 @@ def _add_session(resolver: PathResolver, meta: Meta, host: str, out: Outgoing) -
         text = redact(data.decode("utf-8", "surrogateescape"))
         out.changes.append((f"sessions/{session_id}/{BOARD_FILES[kind]}", text.encode("utf-8", "surrogateescape")))
     written = read_bounded(resolver.handoff_path(session_id), handoff.MAX_HANDOFF_READ)
-    if written is not None:  # already redacted when it was written
-        out.changes.append((f"handoff/handoff-{session_id}.md", written))
+    if written is not None:  # redacted again: an older plugin or a person may have written it
+        text = redact(written.decode("utf-8", "surrogateescape"))
+        out.changes.append((f"handoff/handoff-{session_id}.md", text.encode("utf-8", "surrogateescape")))
 
 
 def _removal_markers(resolver: PathResolver) -> list[str]:
@@ -601,16 +693,20 @@ def sync_round(
 ) -> Round:
     """Fetch, import, and push this machine's changes until the push lands (one round at a time per project)."""
     say = progress or (lambda _: None)
-    deadline = time.monotonic() + seconds
     host = settings.host(environ)
     result = Round()
+    refuse_links(resolver.root, resolver.sync_dir)
     with file_lock(resolver.sync_file("round"), timeout=seconds):
+        deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
         state = State.load(resolver)
         for _ in range(PUSH_ATTEMPTS):
             say("fetching")
             fetch = Fetch(resolver, environ, probe=False)  # a round fetches anyway: no ls-remote first
             commit = fetch.finish(deadline, state.imported)
-            imported = import_commit(resolver, fetch.store, state, commit, host, deadline)
+            try:
+                imported = import_commit(resolver, fetch.store, state, commit, host, deadline)
+            finally:
+                state.save(resolver)  # what moved in is remembered even when the import stopped half-way
             result.imported += imported.sessions
             result.conflicts += imported.conflicts
             result.refused += imported.refused
@@ -648,7 +744,9 @@ def _push(
     try:
         fetch.store.finish(proc, None, deadline)
     except GitFailed as exc:
-        if "rejected" in str(exc) or "fetch first" in str(exc) or "non-fast-forward" in str(exc):
+        # `--porcelain` puts one line per ref on stdout; "!" means it was refused, and for a
+        # ref nobody else can hold a lock on, refused means someone pushed first.
+        if any(line.startswith(b"!") and b"rejected]" in line for line in exc.output.splitlines()):
             return None
         _note_status(resolver, "push", False, str(exc))
         raise
@@ -697,10 +795,12 @@ def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str
         commit = fetch.finish(deadline, state.imported)
         if commit is None or commit == state.imported:  # the usual start: nothing new since the last round
             return Imported()
-        imported = import_commit(resolver, fetch.store, state, commit, settings.host(environ), deadline)
-        state.save(resolver)
-        return imported
+        try:
+            return import_commit(resolver, fetch.store, state, commit, settings.host(environ), deadline)
+        finally:
+            state.save(resolver)  # what moved in is remembered even when the import stopped half-way
     finally:
+        fetch.stop()
         release()
 
 

@@ -151,3 +151,168 @@ def test_many_blobs_at_once_never_deadlock(store: Store) -> None:
     found = dict(store.blobs([e.sha for e in entries], limit=1 << 20))
     assert len(found) == 3000
     assert all(found[e.sha] is not None for e in entries)
+
+
+# ---- two machines in one process, against a bare remote ----------------------------------
+
+
+@pytest.fixture
+def bare(tmp_path: Path) -> str:
+    path = tmp_path / "remote.git"
+    Store(str(path), os.environ).ensure()
+    return str(path)
+
+
+def _machine(tmp_path: Path, name: str, bare: str) -> PathResolver:
+    resolver = PathResolver(str(tmp_path / name), Project("acme", "widget", "main", "test", None, str(tmp_path)))
+    sync.enable(resolver, f"file://{bare}", os.environ)
+    return resolver
+
+
+def _ended(resolver: PathResolver, session_id: str, host: str, note: str = "a finding") -> None:
+    from blackboard import board, session
+    from blackboard.meta import update_meta
+
+    session.start(resolver, session_id, "startup", {"cwd": resolver.root})
+    board.Board(resolver, session_id).note(note, "main")
+    session.end(resolver, session_id, "other")
+    update_meta(resolver.meta_path(session_id), lambda meta: meta.update(host=host))
+
+
+def _round(resolver: PathResolver, host: str) -> sync.Round:
+    return sync.sync_round(resolver, dict(os.environ, BLACKBOARD_HOST=host))
+
+
+def _remote_paths(bare: str) -> list:
+    store = Store(bare, os.environ)
+    commit = store.resolve("refs/blackboard/acme/widget")
+    return [e.path for e in store.tree(commit)] if commit else []
+
+
+def test_a_push_rejected_because_another_machine_pushed_first_is_merged_and_retried(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(alpha, "a1", "alpha")
+    _ended(beta, "b1", "beta")
+    real_push, raced = sync._push, []
+
+    def beta_pushes_first(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if not raced:
+            raced.append(True)
+            assert _round(beta, "beta").pushed == 1
+        return real_push(*args, **kwargs)
+
+    monkeypatch.setattr(sync, "_push", beta_pushes_first)
+    done = _round(alpha, "alpha")
+
+    assert done.pushed == 1
+    assert done.imported == ["b1"]
+    paths = _remote_paths(bare)
+    assert "sessions/a1/_meta.json" in paths
+    assert "sessions/b1/_meta.json" in paths
+
+
+def _hostile(bare: str, files: dict) -> None:
+    store = Store(bare, os.environ)
+    parent = store.resolve("refs/blackboard/acme/widget")
+    store.commit("refs/blackboard/acme/widget", parent, "hostile", "x <x@x>", list(files.items()))
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        pytest.param({"active/evil.json": b"[" * 60_000}, id="deep-json-active"),
+        pytest.param({"sessions/x1/_meta.json": b"[" * 60_000}, id="deep-json-meta"),
+        pytest.param({":(attr:foo)zz": b"magic"}, id="pathspec-magic"),
+    ],
+)
+def test_a_hostile_entry_never_stops_sync(tmp_path: Path, bare: str, files: dict) -> None:
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta")
+    _round(beta, "beta")
+    _round(alpha, "alpha")  # alpha has read the tree once: the next reads are incremental
+    _hostile(bare, files)
+    _ended(alpha, "a1", "alpha")
+
+    done = _round(alpha, "alpha")
+
+    assert done.pushed == 1
+    assert "sessions/a1/_meta.json" in _remote_paths(bare)
+    assert done.refused or files.keys() == {"active/evil.json"}
+
+
+def test_a_yaml_bomb_in_a_remote_handoff_is_refused_at_once(tmp_path: Path, bare: str) -> None:
+    beta = _machine(tmp_path, "beta", bare)
+    _ended(beta, "x1", "beta")
+    _round(beta, "beta")
+    levels = ["a0: &l0 [x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 10)]
+    bomb = ("---\nsession_id: x1\n" + "\n".join(levels) + "\n---\nbody\n").encode()
+    _hostile(bare, {"handoff/handoff-x1.md": bomb})
+    alpha = _machine(tmp_path, "alpha", bare)
+
+    started = time.monotonic()
+    done = _round(alpha, "alpha")
+
+    assert time.monotonic() - started < 5
+    assert any("x1" in line and "not the plugin's own" in line for line in done.refused)
+
+
+def test_a_handoff_that_changed_alone_is_imported(tmp_path: Path, bare: str) -> None:
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta", "the first version")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    final = Path(beta.handoff_path("b1"))
+    final.write_text(final.read_text().replace("the first version", "the final version"))
+    _round(beta, "beta")
+
+    _round(alpha, "alpha")
+
+    assert "the final version" in Path(alpha.handoff_path("b1")).read_text()
+
+
+def test_sessions_moved_in_by_an_import_cut_short_are_no_conflicts_later(tmp_path: Path, bare: str) -> None:
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    for n in range(3):
+        _ended(beta, f"b{n}", "beta")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    os.unlink(alpha.sync_file("state.json"))  # as if the import had stopped before recording anything
+    _ended(beta, "b9", "beta")
+    _round(beta, "beta")
+
+    done = _round(alpha, "alpha")
+
+    assert done.conflicts == []
+    assert "b9" in done.imported
+
+
+def test_handoffs_are_redacted_again_when_pushed(tmp_path: Path, bare: str) -> None:
+    alpha = _machine(tmp_path, "alpha", bare)
+    _ended(alpha, "a1", "alpha")
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    path = Path(alpha.handoff_path("a1"))
+    path.write_text(path.read_text() + f"\nwritten by an older plugin: {token}\n")
+    _round(alpha, "alpha")
+    store = Store(bare, os.environ)
+    (entry,) = [
+        e for e in store.tree(store.resolve("refs/blackboard/acme/widget") or "") if e.path.startswith("handoff/")
+    ]
+    ((_, content),) = list(store.blobs([entry.sha], 1 << 20))
+    assert b"written by an older plugin" in (content or b"")
+    assert token.encode() not in (content or b"")
+
+
+def test_a_relative_remote_is_made_absolute_against_the_checkout(root: Path, tmp_path: Path) -> None:
+    local = PathResolver(str(root), Project("acme", "widget", None, "test", "../w.git", str(tmp_path / "co")))
+    assert sync.enable(local, None, os.environ) == str(tmp_path / "w.git")
+
+
+def test_git_is_pointed_at_the_private_repository_only() -> None:
+    store = Store("/x/repo.git", {"GIT_DIR": "/elsewhere", "GIT_OBJECT_DIRECTORY": "/o", "HOME": "/h"})
+    assert "GIT_DIR" not in store.env
+    assert "GIT_OBJECT_DIRECTORY" not in store.env
+    assert store.env["GIT_ASKPASS"] == ""
+    assert store.env["HOME"] == "/h"
