@@ -87,8 +87,8 @@ def migrate_if_needed(resolver: PathResolver, cwd: str, home: str) -> list[Plann
     for source, legacy_dir in resolver.legacy_locations():
         if legacy_files(source):
             moved += _migrate_source(resolver, source, legacy_dir)
-    for folder, legacy_dir in _mnemonic_imports(resolver, cwd, home):
-        if legacy_files(folder) and not _imported(legacy_dir, folder):
+    for folder, legacy_dir in _mnemonic_imports(resolver, cwd, home, only_with_files=True):
+        if not _imported(legacy_dir, folder):
             moved += _import_copy(resolver, folder, legacy_dir)
     return moved
 
@@ -116,14 +116,21 @@ def _migrate_source(resolver: PathResolver, source: str, legacy_dir: str) -> lis
     return moves
 
 
-def _mnemonic_imports(resolver: PathResolver, cwd: str, home: str) -> list[tuple[str, str]]:
-    """``(mnemonic folder, legacy dir it is copied under)``; a folder the root's own migration moves is left to it."""
+def _mnemonic_imports(
+    resolver: PathResolver, cwd: str, home: str, only_with_files: bool = False
+) -> list[tuple[str, str]]:
+    """``(mnemonic folder, legacy dir it is copied under)``; a folder the root's own migration moves is left to it.
+
+    ``only_with_files``: just the folders holding flat files (a ``scandir`` each, the usual
+    SessionStart's whole cost here).
+    """
     (own_project, project_legacy), (own_global, global_legacy) = resolver.legacy_locations()
-    own = {os.path.realpath(own_project), os.path.realpath(own_global)}
     project = resolver.project
     found = []
     for source in mnemonic.sources(home, project.remote, project.toplevel, cwd):
-        if os.path.realpath(source.folder) not in own:
+        if only_with_files and not legacy_files(source.folder):
+            continue
+        if os.path.realpath(source.folder) not in {os.path.realpath(own_project), os.path.realpath(own_global)}:
             found.append((source.folder, project_legacy if source.per_project else global_legacy))
     return found
 
