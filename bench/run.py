@@ -279,6 +279,7 @@ def notes_at_once(blackboard: List[str], env: Dict[str, str], project: Path, wor
     )
 
 
+Series = Tuple[List[float], List[float], List[str]]  # our times, the baseline's, and what went wrong
 SYNC_ROUNDS = int(os.environ.get("BENCH_SYNC_ROUNDS", "9"))
 SYNC_SETUP_SECONDS = 120.0  # pushing or importing 10 000 sessions takes seconds: a hung round fails, never hangs
 
@@ -329,25 +330,33 @@ def sync_increment(blackboard: List[str], env: Dict[str, str], work: Path) -> No
     ref into a bare mirror that holds what B held fetch the same increment, in turns.
     """
     name = "`blackboard sync` of 10 new / 10 000 sessions / `git fetch`"
+    report_ratio(name, lambda: sync_rounds(blackboard, env, work), 2.0, 0)
+
+
+def report_ratio(name: str, measure: Callable[[], Series], limit: float, digits: int) -> None:
+    """Report the ratio of the medians of two series measured in turns, and what went wrong.
+
+    A measurement that hangs or fails gives no figure, and the other benchmarks still run.
+    """
     try:
-        rounds, fetches, problems = sync_rounds(blackboard, env, work)
-    except RuntimeError as exc:  # a round that hangs or fails: a figure is missing, the other benchmarks still run
-        report(name, "no figure", "<= 2x", False)
+        ours, baseline, problems = measure()
+    except RuntimeError as exc:
+        report(name, "no figure", f"<= {limit:g}x", False)
         print(f"      {exc}", flush=True)
         return
-    sync_median, fetch_median = statistics.median(rounds), statistics.median(fetches)
-    ratio = sync_median / fetch_median
+    ours_median, baseline_median = statistics.median(ours), statistics.median(baseline)
+    ratio = ours_median / baseline_median
     report(
         name,
-        f"{sync_median * 1000:.0f} / {fetch_median * 1000:.0f} ms = {ratio:.2f}x",
-        "<= 2x",
-        ratio <= 2 and not problems,
+        f"{ours_median * 1000:.{digits}f} / {baseline_median * 1000:.{digits}f} ms = {ratio:.2f}x",
+        f"<= {limit:g}x",
+        ratio <= limit and not problems,
     )
     for problem in problems:
         print(f"      {problem}", flush=True)
 
 
-def sync_rounds(blackboard: List[str], env: Dict[str, str], work: Path) -> Tuple[List[float], List[float], List[str]]:
+def sync_rounds(blackboard: List[str], env: Dict[str, str], work: Path) -> Series:
     """The times of B's rounds and of the plain fetches, and what went wrong (nothing, normally)."""
     remote = work / "sync-remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
@@ -425,27 +434,10 @@ def sync_session_start(hook: List[str], blackboard: List[str], env: Dict[str, st
     timing, by the previous session's SessionEnd, and by the end of the background rounds both start.
     """
     name = "SessionStart with sync (file:// remote) / without"
-    try:
-        with_sync, without, problems = session_starts(hook, blackboard, env, work)
-    except RuntimeError as exc:
-        report(name, "no figure", "<= 1.3x", False)
-        print(f"      {exc}", flush=True)
-        return
-    sync_median, plain_median = statistics.median(with_sync), statistics.median(without)
-    ratio = sync_median / plain_median
-    report(
-        name,
-        f"{sync_median * 1000:.1f} / {plain_median * 1000:.1f} ms = {ratio:.2f}x",
-        "<= 1.3x",
-        ratio <= 1.3 and not problems,
-    )
-    for problem in problems:
-        print(f"      {problem}", flush=True)
+    report_ratio(name, lambda: session_starts(hook, blackboard, env, work), 1.3, 1)
 
 
-def session_starts(
-    hook: List[str], blackboard: List[str], env: Dict[str, str], work: Path
-) -> Tuple[List[float], List[float], List[str]]:
+def session_starts(hook: List[str], blackboard: List[str], env: Dict[str, str], work: Path) -> Series:
     """The times of SessionStart with sync and without, and what went wrong (nothing, normally)."""
     remote = work / "start-remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
