@@ -488,6 +488,8 @@ def _check_meta(resolver: PathResolver, session_id: str, data: bytes | None) -> 
         return empty, "not a finished session; refused"
     if not isinstance(meta.get("host"), str) or not re.fullmatch(HOST_NAME, meta["host"]):
         return empty, "its _meta.json names no host, or not as a host name; refused"
+    if any(isinstance(v, str) and not v.isprintable() for v in meta.values()):
+        return empty, "its _meta.json holds control characters; refused"  # `sessions` and `show` print them
     times = [meta.get(key) for key in ("started", "ended", "last_activity")]
     if any(t is not None and epoch_seconds(str(t)) is None for t in times):
         return empty, "its _meta.json has a time that is not one; refused"

@@ -316,3 +316,29 @@ def test_git_is_pointed_at_the_private_repository_only() -> None:
     assert "GIT_OBJECT_DIRECTORY" not in store.env
     assert store.env["GIT_ASKPASS"] == ""
     assert store.env["HOME"] == "/h"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        pytest.param("host", "evil\nhost", id="host-newline"),
+        pytest.param("git_branch", "main\x1b[2J", id="branch-escape"),
+        pytest.param("started", "yesterday", id="not-a-time"),
+        pytest.param("host", "x" * 100, id="host-too-long"),
+    ],
+)
+def test_imported_metadata_that_would_print_badly_is_refused(root: Path, field: str, value: str) -> None:
+    resolver = PathResolver(str(root), Project("acme", "widget", None, "test"))
+    meta = {
+        "schema_version": 1,
+        "session_id": "s1",
+        "org": "acme",
+        "project": "widget",
+        "status": "ended",
+        "started": "2026-11-01T00:00:00Z",
+        "host": "beta",
+        field: value,
+    }
+    _, problem = sync._check_meta(resolver, "s1", json.dumps(meta).encode())
+    assert problem is not None
+    assert "refused" in problem
