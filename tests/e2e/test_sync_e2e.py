@@ -3,13 +3,14 @@
 Two machines, "alpha" and "beta", share one box as in tests/integration/test_sync_machines.py: each has its own
 HOME, blackboard root, clone of a bare remote and BLACKBOARD_HOST, and has run `blackboard sync enable`.
 On alpha a `claude -p` session, in Claude Code's default permission mode, runs `blackboard note` through
-the Bash tool and ends; its SessionEnd starts a background push, which `blackboard sync` waits for. On
+the Bash tool and ends; its SessionEnd starts a background push, which lands after Claude Code has exited. On
 beta a `claude -p` session starts: its SessionStart fetches the remote, imports alpha's finished session,
 and injects alpha's handoff as the context the scripted model receives.
 """
 
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Dict, List
 
@@ -106,9 +107,12 @@ def test_a_note_from_alphas_session_is_the_context_of_betas_next_session(
     assert note_result["text"].strip() == "n1", note_result["text"]  # it ran, unasked, on alpha's board
     alpha_session = _session_id(on_alpha[0])
     assert alpha.sessions() == [alpha_session]
-    alpha.cli("sync")
-    pushed = _remote_tree(remote)
-    assert f"handoff/handoff-{alpha_session}.md" in pushed, pushed
+    # the push that alpha's SessionEnd started outlives Claude Code: it lands with no `blackboard sync`
+    deadline = time.monotonic() + 30
+    while f"handoff/handoff-{alpha_session}.md" not in _remote_tree(remote):
+        assert time.monotonic() < deadline, f"the background push never landed: {_remote_tree(remote)}"
+        time.sleep(0.2)
+    alpha.cli("sync")  # waits for any round still running there
 
     # beta: a fresh session; its SessionStart imports alpha's session and hands its handoff to the model
     model.add(text("hello from beta"))
