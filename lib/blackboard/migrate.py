@@ -69,7 +69,7 @@ def plan(resolver: PathResolver, cwd: str, home: str) -> list[PlannedMove]:
             moves.append(PlannedMove(path, os.path.join(legacy_dir, name), os.path.getsize(path)))
     for folder, legacy_dir in _mnemonic_imports(resolver, cwd, home):
         if not _imported(legacy_dir, folder):
-            destination = _import_dir(legacy_dir, folder)
+            destination = resolver.legacy_copy_dir(legacy_dir, folder)
             for path in legacy_files(folder):
                 target = os.path.join(destination, os.path.basename(path))
                 moves.append(PlannedMove(path, target, os.path.getsize(path), copy=True))
@@ -135,13 +135,6 @@ def _mnemonic_imports(
     return found
 
 
-def _import_dir(legacy_dir: str, folder: str) -> str:
-    """``_legacy/mnemonic-{hash of the folder}``: the same folder always lands in the same place."""
-    import zlib
-
-    return os.path.join(legacy_dir, f"mnemonic-{zlib.crc32(os.fsencode(folder)):08x}")
-
-
 def _imported(legacy_dir: str, folder: str) -> bool:
     """Whether the manifest records a finished import of ``folder``."""
     try:
@@ -163,7 +156,7 @@ def _import_copy(resolver: PathResolver, folder: str, legacy_dir: str) -> list[P
     with file_lock(os.path.join(legacy_dir, MANIFEST)):
         if _imported(legacy_dir, folder):  # re-check: another session may have imported meanwhile
             return []
-        destination = _import_dir(legacy_dir, folder)
+        destination = resolver.legacy_copy_dir(legacy_dir, folder)
         os.makedirs(destination, exist_ok=True)
         records: list[dict[str, object]] = []
         copies = []

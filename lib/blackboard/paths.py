@@ -122,6 +122,14 @@ class PathResolver:
         """``.../.blackboard/_legacy``, where old flat files are moved once."""
         return os.path.join(self.project_dir, "_legacy")
 
+    def legacy_copy_dir(self, legacy_dir: str, source: str) -> str:
+        """``{legacy dir}/mnemonic-{crc32 of source}``: where flat files copied from ``source`` go, always the same."""
+        import zlib  # only when there is something to copy
+
+        if legacy_dir not in (target for _, target in self.legacy_locations()):
+            raise ValueError(f"not a legacy folder of this project: {legacy_dir!r}")
+        return os.path.join(legacy_dir, f"mnemonic-{zlib.crc32(os.fsencode(source)):08x}")
+
     def legacy_locations(self) -> list[tuple[str, str]]:
         """``(folder that may hold old flat files, where they move)``: this project's, then the old global one.
 
