@@ -731,6 +731,7 @@ def sync_round(
                 break
         else:
             _note_status(resolver, "push", False, f"the remote kept moving; gave up after {PUSH_ATTEMPTS} tries")
+        Store(resolver.sync_repo, environ).tidy(deadline)  # in the round, never in a hook's own time
     return result
 
 

@@ -342,3 +342,15 @@ def test_imported_metadata_that_would_print_badly_is_refused(root: Path, field: 
     _, problem = sync._check_meta(resolver, "s1", json.dumps(meta).encode())
     assert problem is not None
     assert "refused" in problem
+
+
+def test_the_private_repository_is_packed_once_packs_pile_up(store: Store) -> None:
+    parent = None
+    for n in range(55):  # a fast-import of over 100 objects writes a pack, as a fetch does
+        files = [(f"d{n}/f{i}", f"{n}-{i}".encode()) for i in range(101)]
+        parent = store.commit("refs/x", parent, f"c{n}", "b <b@h>", files)
+    packs = Path(store.git_dir, "objects", "pack")
+    assert len(list(packs.glob("*.pack"))) > 50
+    store.tidy()
+    assert len(list(packs.glob("*.pack"))) < 5
+    assert len(store.tree(parent or "")) == 55 * 101
