@@ -24,7 +24,7 @@ from . import handoff, settings
 from .clock import epoch_seconds, now_iso
 from .errors import BlackboardError
 from .fsutil import atomic_write, create_exclusive, file_lock, read_bounded, read_text, refuse_links, try_lock
-from .gitstore import BLOB, GitFailed, Store
+from .gitstore import BLOB, Entry, GitFailed, Store
 from .ids import is_session_id
 from .meta import FINISHED, Meta, read_meta_or_none, upgrade
 from .paths import BOARD_FILES, META_FILE, PathResolver
@@ -60,7 +60,7 @@ def enable(resolver: PathResolver, remote: str | None, environ: Mapping[str, str
     url = remote or resolver.project.remote
     if not url:
         raise BlackboardError("this project has no origin remote; name one: blackboard sync enable --remote URL")
-    if url.startswith("-") or any(c in url for c in "\0\n\r"):
+    if not _usable_remote(url):
         raise BlackboardError(f"not a git remote: {redact(url)!r}")
     if url.startswith((".", "~")) or ("://" not in url and ":" not in url.split("/")[0] and not url.startswith("/")):
         # a path relative to the checkout, as git reads it there; every process must find the same one
@@ -81,6 +81,11 @@ def disable(resolver: PathResolver) -> bool:
     return True
 
 
+def _usable_remote(url: str) -> bool:
+    """Nothing git could take for an option (``--upload-pack=…``), and one line."""
+    return bool(url) and not url.startswith("-") and not any(c in url for c in "\0\n\r")
+
+
 def remote_ref(resolver: PathResolver) -> str:
     """``refs/blackboard/{org}/{project}``: the project's ref on the remote."""
     parts = [resolver.project.org, resolver.project.name]
@@ -92,7 +97,7 @@ def remote_ref(resolver: PathResolver) -> str:
 def _config(resolver: PathResolver) -> dict[str, str]:
     data = _read_json(resolver.sync_file("config.json"))
     remote = data.get("remote")
-    if not isinstance(remote, str) or not remote or remote.startswith("-") or any(c in remote for c in "\0\n\r"):
+    if not isinstance(remote, str) or not _usable_remote(remote):
         raise BlackboardError(f"{resolver.sync_file('config.json')} names no remote; run `blackboard sync enable`")
     return {"remote": data["remote"], "ref": remote_ref(resolver)}
 
@@ -245,7 +250,8 @@ def import_commit(
     _import_active(resolver, store, layout, host, deadline)
     ids = [i for i in sorted(layout.sessions) if not _removed(resolver, state, i) and i not in layout.spoiled]
     ours = [i for i in ids if _written_here(resolver, state, i, host)]
-    theirs = [i for i in ids if i not in ours]
+    mine = set(ours)
+    theirs = [i for i in ids if i not in mine]
     result.conflicts += _clashes(store, layout, ours, host, deadline)
     newest: tuple[float, str] | None = None
     try:
@@ -253,17 +259,17 @@ def import_commit(
             if time.monotonic() > deadline:
                 result.complete = False  # the next round takes up from the same commit
                 break
-            contents = dict(store.blobs(_shas(layout, batch), MAX_FILE_BYTES, deadline))
+            shas = [entry.sha for session_id in batch for entry in layout.files_of(session_id)]
+            contents = dict(store.blobs(shas, MAX_FILE_BYTES, deadline))
             for session_id in batch:
-                problem, text = _import_session(resolver, state, layout, contents, session_id)
+                problem, offer = _import_session(resolver, state, layout, contents, session_id)
                 if problem is not None:
                     kind = result.conflicts if problem.startswith("conflict") else result.refused
                     kind.append(f"{session_id}: {problem}")
                     continue
                 result.sessions.append(session_id)
-                end = handoff.effective_end(handoff.split_front_matter(text)[0]) if text else None
-                if text and end is not None and (newest is None or end > newest[0]):
-                    newest = (end, text)
+                if offer is not None and (newest is None or offer[0] > newest[0]):
+                    newest = offer
     finally:
         if newest is not None:  # one offer: the others are archived, and `blackboard handoff ID` shows them
             handoff.publish_latest(resolver, newest[1])
@@ -302,10 +308,7 @@ def _batches(layout: _Layout, ids: list[str]) -> Iterator[list[str]]:
     batch: list[str] = []
     size = 0
     for session_id in ids:
-        files = list(layout.sessions[session_id].values())
-        if session_id in layout.handoffs:
-            files.append(layout.handoffs[session_id])
-        weight = sum(max(e.size, 0) for e in files)  # type: ignore[attr-defined]
+        weight = sum(max(e.size, 0) for e in layout.files_of(session_id))
         if batch and (len(batch) >= IMPORT_BATCH or size + weight > IMPORT_BATCH_BYTES):
             yield batch
             batch, size = [], 0
@@ -315,19 +318,14 @@ def _batches(layout: _Layout, ids: list[str]) -> Iterator[list[str]]:
         yield batch
 
 
-def _shas(layout: _Layout, batch: list[str]) -> list[str]:
-    shas = [e.sha for i in batch for e in layout.sessions[i].values()]  # type: ignore[attr-defined]
-    return shas + [layout.handoffs[i].sha for i in batch if i in layout.handoffs]  # type: ignore[attr-defined]
-
-
 def _clashes(store: Store, layout: _Layout, ours: list[str], host: str, deadline: float) -> list[str]:
     """Sessions the remote holds under ids this machine also wrote: fine when they are ours, pushed earlier."""
     metas = {i: layout.sessions[i].get(META_FILE) for i in ours}
-    shas = [e.sha for e in metas.values() if e is not None]  # type: ignore[attr-defined]
+    shas = [e.sha for e in metas.values() if e is not None]
     found = dict(store.blobs(shas, 64 * 1024, deadline))
     clashes = []
     for session_id, entry in metas.items():
-        theirs = _parse_json(found.get(entry.sha) if entry is not None else None)  # type: ignore[attr-defined]
+        theirs = _parse_json(found.get(entry.sha) if entry is not None else None)
         other = theirs.get("host")
         if other != host:
             clashes.append(
@@ -345,7 +343,7 @@ def _parse_json(data: bytes | None) -> dict:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def _entries_to_read(store: Store, old: str | None, new: str, deadline: float) -> list:
+def _entries_to_read(store: Store, old: str | None, new: str, deadline: float) -> list[Entry]:
     """The files of ``new`` worth a look: all of them the first time, else those of what changed since ``old``.
 
     A changed handoff brings its session's folder along, so a handoff that changed alone
@@ -364,8 +362,9 @@ def _entries_to_read(store: Store, old: str | None, new: str, deadline: float) -
         for path in changed:
             parts = path.split("/")
             prefixes.add("/".join(parts[:2]))
-            if parts[0] == "handoff" and len(parts) == 2 and parts[1].startswith("handoff-"):
-                prefixes.add(f"sessions/{parts[1][len('handoff-') : -len('.md')]}")
+            handed_off = _handoff_id(parts[1]) if parts[0] == "handoff" and len(parts) == 2 else None
+            if handed_off is not None:
+                prefixes.add(f"sessions/{handed_off}")
         if not prefixes:
             return []
         if len(prefixes) < 1000:  # else one listing of the whole tree is cheaper than a long argument list
@@ -376,11 +375,11 @@ def _entries_to_read(store: Store, old: str | None, new: str, deadline: float) -
 class _Layout:
     """A remote tree sorted into sessions, handoffs, removals and active records; anything else is refused."""
 
-    def __init__(self, entries: list) -> None:
-        self.sessions: dict[str, dict[str, object]] = {}
-        self.handoffs: dict[str, object] = {}
+    def __init__(self, entries: list[Entry]) -> None:
+        self.sessions: dict[str, dict[str, Entry]] = {}
+        self.handoffs: dict[str, Entry] = {}
         self.removed: set[str] = set()
-        self.active: dict[str, object] = {}
+        self.active: dict[str, Entry] = {}
         self.problems: list[str] = []
         self.spoiled: set[str] = set()  # sessions with a refused file: refused whole
         for entry in entries:
@@ -389,10 +388,15 @@ class _Layout:
                 self.problems.append(f"{_printable(entry.path)}: {problem}")
                 parts = entry.path.split("/")
                 if parts[0] in ("sessions", "handoff") and len(parts) > 1:
-                    self.spoiled.add(parts[1] if parts[0] == "sessions" else parts[1][len("handoff-") : -len(".md")])
+                    self.spoiled.add(parts[1] if parts[0] == "sessions" else _handoff_id(parts[1]) or parts[1])
 
-    def _place(self, entry: object) -> str | None:
-        path, kind, mode, size = entry.path, entry.kind, entry.mode, entry.size  # type: ignore[attr-defined]
+    def files_of(self, session_id: str) -> list[Entry]:
+        """A session's entries: its folder's files, then its handoff when it has one."""
+        files = list(self.sessions[session_id].values())
+        return files + [self.handoffs[session_id]] if session_id in self.handoffs else files
+
+    def _place(self, entry: Entry) -> str | None:
+        path, kind, mode, size = entry.path, entry.kind, entry.mode, entry.size
         parts = path.split("/")
         if kind != BLOB or mode not in ("100644", "100755"):
             return "not a regular file (a link or a submodule); refused"
@@ -404,15 +408,23 @@ class _Layout:
         if parts[0] == "sessions" and len(parts) == 3 and is_session_id(parts[1]) and parts[2] in SESSION_FILES:
             self.sessions.setdefault(parts[1], {})[parts[2]] = entry
             return None
-        if parts[0] == "handoff" and len(parts) == 2 and parts[1].startswith("handoff-") and parts[1].endswith(".md"):
-            session_id = parts[1][len("handoff-") : -len(".md")]
-            if is_session_id(session_id):
+        if parts[0] == "handoff" and len(parts) == 2:
+            session_id = _handoff_id(parts[1])
+            if session_id is not None:
                 self.handoffs[session_id] = entry
                 return None
         if parts[0] == "active" and len(parts) == 2 and parts[1].endswith(".json") and size <= MAX_ACTIVE_BYTES:
             self.active[parts[1][: -len(".json")]] = entry
             return None
         return "not part of the board layout; refused"
+
+
+def _handoff_id(name: str) -> str | None:
+    """The session of ``handoff-{id}.md``, or None for any other name."""
+    if not (name.startswith("handoff-") and name.endswith(".md")):
+        return None
+    session_id = name[len("handoff-") : -len(".md")]
+    return session_id if is_session_id(session_id) else None
 
 
 def _printable(text: str) -> str:
@@ -430,20 +442,21 @@ def _import_session(
     layout: _Layout,
     contents: dict[str, bytes | None],
     session_id: str,
-) -> tuple[str | None, str | None]:
+) -> tuple[str | None, tuple[float, str] | None]:
     """Check one remote session (not one of this machine's) and move it in whole.
 
-    Returns a problem to report (or None) and the session's handoff, when it came with one.
+    Returns a problem to report (or None), and ``(when it ended, handoff)`` when it brought
+    a new handoff that has an end to be ordered by.
     """
-    files = {name: contents.get(entry.sha) for name, entry in layout.sessions[session_id].items()}  # type: ignore[attr-defined]
+    files = {name: contents.get(entry.sha) for name, entry in layout.sessions[session_id].items()}
     if any(data is None for data in files.values()):
         return "a file is missing or too large; refused", None
     meta, problem = _check_meta(resolver, session_id, files.get(META_FILE))
     if problem:
         return problem, None
-    handoff_text = None
+    handoff_text, end = None, None
     if session_id in layout.handoffs:
-        handoff_text, problem = _check_handoff(session_id, contents.get(layout.handoffs[session_id].sha))  # type: ignore[attr-defined]
+        handoff_text, end, problem = _check_handoff(session_id, contents.get(layout.handoffs[session_id].sha))
         if problem:
             return problem, None
     same = False
@@ -461,7 +474,7 @@ def _import_session(
     ):
         return None, None  # nothing new to offer
     handoff.write_session_handoff(resolver, session_id, handoff_text)
-    return None, handoff_text
+    return None, (end, handoff_text) if end is not None else None
 
 
 def _same(resolver: PathResolver, session_id: str, files: dict[str, bytes | None]) -> bool:
@@ -496,17 +509,18 @@ def _check_meta(resolver: PathResolver, session_id: str, data: bytes | None) -> 
     return meta, None
 
 
-def _check_handoff(session_id: str, data: bytes | None) -> tuple[str | None, str | None]:
+def _check_handoff(session_id: str, data: bytes | None) -> tuple[str | None, float | None, str | None]:
+    """``(text, when its session ended, None)`` of a remote handoff, or ``(None, None, problem)``."""
     if data is None or len(data) > handoff.MAX_HANDOFF_READ:
-        return None, "its handoff is missing or too large; refused"
+        return None, None, "its handoff is missing or too large; refused"
     text = data.decode("utf-8", "replace")
     try:
         fields, _ = handoff.split_front_matter(text, yaml_allowed=False)
     except ValueError:
-        return None, "its handoff's front matter is not the plugin's own; refused"
+        return None, None, "its handoff's front matter is not the plugin's own; refused"
     if fields.get("session_id") != session_id:
-        return None, "its handoff names another session; refused"
-    return text, None
+        return None, None, "its handoff names another session; refused"
+    return text, handoff.effective_end(fields), None
 
 
 def _move_in(resolver: PathResolver, session_id: str, files: dict[str, bytes | None]) -> None:
@@ -544,7 +558,7 @@ def _import_active(resolver: PathResolver, store: Store, layout: _Layout, host: 
     known = _read_json(resolver.sync_file("remote-active.json")).get("machines")
     machines = {k: v for k, v in known.items() if isinstance(v, list)} if isinstance(known, dict) else {}
     names = list(theirs)
-    for name, (_, data) in zip(names, store.blobs([theirs[n].sha for n in names], MAX_ACTIVE_BYTES, deadline)):  # type: ignore[attr-defined]
+    for name, (_, data) in zip(names, store.blobs([theirs[n].sha for n in names], MAX_ACTIVE_BYTES, deadline)):
         machines[name] = _active_records(name, data)
     fresh = {k: v for k, v in machines.items() if v and _updated(v) > time.time() - ACTIVE_FOR_SECONDS}
     newest = sorted(fresh, key=lambda k: _updated(fresh[k]), reverse=True)[:MAX_ACTIVE_RECORDS]
@@ -714,7 +728,6 @@ def sync_round(
             result.refused += imported.refused
             if imported.sessions:
                 say(f"imported {len(imported.sessions)} session(s)")
-            state.save(resolver)
             out = outgoing(resolver, state, host)
             result.skipped = out.skipped
             if not out.changes:
@@ -776,9 +789,10 @@ def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
 
 
 def start_fetch(resolver: PathResolver, environ: Mapping[str, str]) -> Fetch | None:
-    """SessionStart, first thing: start fetching while the hook does its local work (None when sync is off)."""
-    if not enabled(resolver):
-        return None
+    """SessionStart of a project that syncs, first thing: ask the remote while the hook does its local work.
+
+    None when that cannot start (say, no git); the status says why.
+    """
     try:
         return Fetch(resolver, environ)
     except BlackboardError as exc:
