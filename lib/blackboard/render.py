@@ -132,7 +132,7 @@ def active_sessions_section(resolver: PathResolver, exclude: str) -> str:
     if len(others) > len(lines):
         lines.append(f"- … and {len(others) - len(lines)} more (`blackboard sessions --status active`)")
     for record in remote_active(resolver)[: MAX_ITEMS["active"]]:  # from sync; empty when it is off
-        where, since = _item_text(record["host"]), _item_text(record["since"])
+        where, since = inline(record["host"], 64) or "?", inline(record["since"], 64) or "?"
         lines.append(f"- {_inline_id(record['session_id'])} active on host {where} since {since}")
     return f"{ACTIVE_HEADING}\n\n" + ("\n".join(lines) or "_none_") + "\n"
 
@@ -141,9 +141,14 @@ def _inline_id(value: str) -> str:
     return value if is_session_id(value) else "?"
 
 
-def _item_text(value: str) -> str:
-    """A value from another machine, on one line and short."""
-    return " ".join("".join(c if c.isprintable() else " " for c in value).split())[:64] or "?"
+def inline(value: object, limit: int = 120) -> str:
+    """A value from a file, from git or from another machine, made safe inside one of the plugin's own lines.
+
+    Line breaks and other unprintable characters become spaces, so nothing can start a line
+    of its own; long values are cut with a mark.
+    """
+    text = " ".join("".join(c if c.isprintable() else " " for c in str(value)).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def handoff_text(resolver: PathResolver, meta: Meta) -> str:
