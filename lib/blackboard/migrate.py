@@ -126,11 +126,13 @@ def _mnemonic_imports(
     """
     (own_project, project_legacy), (own_global, global_legacy) = resolver.legacy_locations()
     project = resolver.project
+    own: set[str] = set()  # resolved once, and only when a folder is worth comparing
     found = []
     for source in mnemonic.sources(home, project.remote, project.toplevel, cwd):
         if only_with_files and not legacy_files(source.folder):
             continue
-        if os.path.realpath(source.folder) not in {os.path.realpath(own_project), os.path.realpath(own_global)}:
+        own = own or {os.path.realpath(own_project), os.path.realpath(own_global)}
+        if os.path.realpath(source.folder) not in own:
             found.append((source.folder, project_legacy if source.per_project else global_legacy))
     return found
 
