@@ -43,6 +43,11 @@ def report(name: str, value: str, target: str, ok: bool) -> None:
     print(f"{'PASS' if ok else 'FAIL'}  {name:<58} {value:<28} target {target}", flush=True)
 
 
+def inform(name: str, value: str) -> None:
+    """A figure printed for reference: it has no target of its own."""
+    print(f"info  {name:<58} {value}", flush=True)
+
+
 def fill(resolver: PathResolver, count: int, start: int = 0, host: Optional[str] = None) -> None:
     """``count`` ended sessions, written directly (the hooks would take minutes).
 
@@ -114,7 +119,7 @@ def run_all(python: str, venv: Path, work: Path) -> None:
 
     session_end(hook, env, project, work)
     notes_at_once(blackboard, env, project, work)
-    sync_increment(blackboard, env, work)
+    sync_increment(python, blackboard, env, work)
     sync_session_start(hook, blackboard, env, work)
 
 
@@ -294,15 +299,21 @@ def machine(work: Path, host: str, url: str, env: Dict[str, str]) -> Tuple[Dict[
     return dict(env, HOME=str(base / "home"), BLACKBOARD_ROOT=str(base / "root"), BLACKBOARD_HOST=host), clone
 
 
-def run_bounded(argv: List[str], cwd: Path, env: Dict[str, str], timeout: float) -> float:
+def run_bounded(argv: List[str], cwd: Path, env: Dict[str, str], timeout: float, stdin: str = "") -> float:
     """Run ``argv`` quietly; its time, or RuntimeError when it fails or outlives ``timeout`` (then it is killed)."""
     started = time.perf_counter()
     proc = subprocess.Popen(
-        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
     what = f"{' '.join([Path(argv[0]).name, *argv[1:]])[:100]} on {env.get('BLACKBOARD_HOST')}"
     try:
-        _, err = proc.communicate(timeout=timeout)
+        _, err = proc.communicate(stdin.encode(), timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)  # and the git it waits on, which then loses its reader
         proc.communicate()
@@ -322,15 +333,27 @@ def sync_board(env: Dict[str, str], clone: Path) -> Path:
     return Path(PathResolver(env["BLACKBOARD_ROOT"], identify_project(str(clone))).project_dir)
 
 
-def sync_increment(blackboard: List[str], env: Dict[str, str], work: Path) -> None:
-    """`blackboard sync` bringing 10 new sessions to a machine holding 10 000, against `git fetch` of them alone.
+def sync_increment(python: str, blackboard: List[str], env: Dict[str, str], work: Path) -> None:
+    """A sync round bringing 10 new sessions to a machine holding 10 000, against `git fetch` of them alone.
 
     Machine A pushes 10 000 ended sessions and machine B imports them (setup). Then, each
-    round, A pushes 10 more; B's whole `blackboard sync` and a plain `git fetch` of the same
-    ref into a bare mirror that holds what B held fetch the same increment, in turns.
+    time, A pushes 10 more; B's round and a plain `git fetch` of the same ref into a bare
+    mirror that holds what B held fetch the same increment, in turns. B's round is, in
+    alternate turns, the one the hooks start after every SessionStart and SessionEnd
+    (`launch.py sync`) and `blackboard sync`, the command, which also loads click.
     """
-    name = "`blackboard sync` of 10 new / 10 000 sessions / `git fetch`"
-    report_ratio(name, lambda: sync_rounds(blackboard, env, work), 2.0, 0)
+    try:
+        rounds, commands, fetches, problems = sync_rounds(python, blackboard, env, work)
+    except RuntimeError as exc:
+        report("a sync round of 10 new / 10 000 sessions / `git fetch`", "no figure", "<= 2x", False)
+        print(f"      {exc}", flush=True)
+        return
+    report_series("a sync round, 10 new / 10 000 sessions / `git fetch`", rounds, fetches, problems, 2.0, 0)
+    command, fetched = statistics.median(commands), statistics.median(fetches)
+    inform(
+        "  the same by `blackboard sync` (with click)",
+        f"{command * 1000:.0f} / {fetched * 1000:.0f} ms = {command / fetched:.2f}x",
+    )
 
 
 def report_ratio(name: str, measure: Callable[[], Series], limit: float, digits: int) -> None:
@@ -344,6 +367,12 @@ def report_ratio(name: str, measure: Callable[[], Series], limit: float, digits:
         report(name, "no figure", f"<= {limit:g}x", False)
         print(f"      {exc}", flush=True)
         return
+    report_series(name, ours, baseline, problems, limit, digits)
+
+
+def report_series(
+    name: str, ours: List[float], baseline: List[float], problems: List[str], limit: float, digits: int
+) -> None:
     ours_median, baseline_median = statistics.median(ours), statistics.median(baseline)
     ratio = ours_median / baseline_median
     report(
@@ -356,8 +385,11 @@ def report_ratio(name: str, measure: Callable[[], Series], limit: float, digits:
         print(f"      {problem}", flush=True)
 
 
-def sync_rounds(blackboard: List[str], env: Dict[str, str], work: Path) -> Series:
-    """The times of B's rounds and of the plain fetches, and what went wrong (nothing, normally)."""
+def sync_rounds(
+    python: str, blackboard: List[str], env: Dict[str, str], work: Path
+) -> Tuple[List[float], List[float], List[float], List[str]]:
+    """The times of B's rounds started as the hooks start them, of its `blackboard sync`, of the plain fetches;
+    and what went wrong (nothing, normally)."""
     remote = work / "sync-remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     url = f"file://{remote}"
@@ -368,6 +400,8 @@ def sync_rounds(blackboard: List[str], env: Dict[str, str], work: Path) -> Serie
     for machine_env, clone in ((env_a, clone_a), (env_b, clone_b)):  # A pushes 10 000 sessions, B imports them
         run_cli(blackboard, machine_env, clone, "sync", "enable")
         run_cli(blackboard, machine_env, clone, "sync")
+    project = {"org": resolver_a.project.org, "project": resolver_a.project.name}
+    hook_round = [python, "-I", "-S", str(REPO / "hooks" / "launch.py"), "sync"]  # as sync.start_background_round
     ref = f"+refs/blackboard/{resolver_a.project.org}/{resolver_a.project.name}:refs/fetched"
     mirror = work / "sync-mirror.git"
     git_mirror = ["git", f"--git-dir={mirror}"]
@@ -378,23 +412,25 @@ def sync_rounds(blackboard: List[str], env: Dict[str, str], work: Path) -> Serie
     run_bounded(fetch, work, env_b, SYNC_SETUP_SECONDS)  # the mirror now holds what B holds
     private = ["git", f"--git-dir={sync_board(env_b, clone_b) / '_sync' / 'repo.git'}", "rev-parse", "refs/fetched"]
     rounds: List[float] = []
+    commands: List[float] = []
     fetches: List[float] = []
     problems: List[str] = []
-    for i in range(SYNC_ROUNDS):
+    for i in range(2 * SYNC_ROUNDS):
         fill(resolver_a, 10, start=10_000 + 10 * i, host="bench-a")
         run_cli(blackboard, env_a, clone_a, "sync")
         os.sync()  # let A's writes settle before anything is timed
-        pair = [(blackboard + ["sync"], clone_b, rounds), (fetch, work, fetches)]
-        for argv, cwd, times in pair if i % 2 == 0 else pair[::-1]:
-            times.append(run_bounded(argv, cwd, env_b, 60))
+        ours = (hook_round, rounds, json.dumps(project)) if i % 2 == 0 else (blackboard + ["sync"], commands, "")
+        pair = [(ours[0], clone_b, ours[1], ours[2]), (fetch, work, fetches, "")]
+        for argv, cwd, times, stdin in pair if i % 4 < 2 else pair[::-1]:
+            times.append(run_bounded(argv, cwd, env_b, 60, stdin))
         b_at = subprocess.run(private, capture_output=True, text=True).stdout
         mirror_at = subprocess.run(git_mirror + ["rev-parse", "refs/fetched"], capture_output=True, text=True).stdout
         if b_at != mirror_at:
-            problems.append(f"round {i}: B fetched {b_at.strip()!r}, the plain fetch {mirror_at.strip()!r}")
-    held, expected = len(os.listdir(sync_board(env_b, clone_b) / "sessions")), 10_000 + 10 * SYNC_ROUNDS
+            problems.append(f"turn {i}: B fetched {b_at.strip()!r}, the plain fetch {mirror_at.strip()!r}")
+    held, expected = len(os.listdir(sync_board(env_b, clone_b) / "sessions")), 10_000 + 10 * 2 * SYNC_ROUNDS
     if held != expected:
         problems.append(f"B holds {held} sessions, not {expected}")
-    return rounds, fetches, problems
+    return rounds, commands, fetches, problems
 
 
 def round_done(board: Path, timeout: float = 60) -> None:

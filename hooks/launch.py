@@ -23,9 +23,8 @@ try:
         if bootstrap.main(venv, environment.REQUIREMENTS) == 0:
             python = os.path.join(venv, "bin", "python")
             os.execv(python, [python, "-I", "-S", os.path.abspath(__file__), *sys.argv[1:]])
-    if venv and sys.flags.no_site:
-        version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-        sys.path.append(os.path.join(venv, "lib", version, "site-packages"))
+    if venv:
+        environment.use_packages(venv)
     from blackboard.hook import main
 except Exception:  # noqa: BLE001 - even a broken install must not break the session
     sys.stderr.write("blackboard: hook could not load its library; reinstall the plugin\n")

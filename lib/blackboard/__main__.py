@@ -12,6 +12,8 @@ from blackboard import environment  # noqa: E402
 venv = environment.current_venv()
 if venv and not environment.ready(venv):  # before reading any input, so bin/blackboard can rebuild and rerun
     sys.exit(environment.STALE)
+if venv:
+    environment.use_packages(venv)  # bin/blackboard starts it with -S
 
 from blackboard.cli import main  # noqa: E402
 

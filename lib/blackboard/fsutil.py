@@ -42,11 +42,11 @@ def create_exclusive(path: str, data: str) -> bool:
 
 
 class file_lock:  # noqa: N801 - used like a function: ``with file_lock(path):``
-    """Hold an exclusive lock on ``path + '.lock'`` for the ``with`` block.
+    """Hold an exclusive ``flock`` on ``path + '.lock'`` for the ``with`` block, waiting up to ``timeout``.
 
-    ``filelock`` is imported only here, when a read-modify-write needs it. Without it (the
-    plugin's environment could not be built) the same ``flock`` on the same file is taken
-    with ``fcntl``, so both kinds of process still exclude each other.
+    The kernel drops it when the process dies, so a crash never leaves a stale lock. It is
+    the lock filelock takes on the same file, so older versions of the plugin (which used
+    filelock) and this one still exclude each other (docs/adr/0020-locks-with-fcntl.md).
     """
 
     def __init__(self, path: str, timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
@@ -55,8 +55,8 @@ class file_lock:  # noqa: N801 - used like a function: ``with file_lock(path):``
 
     def __enter__(self) -> None:
         try:
-            self._release = _acquire(self.path + ".lock", self.timeout)
-        except TimeoutError:  # filelock.Timeout is one
+            self._release = _flock(self.path + ".lock", self.timeout)
+        except TimeoutError:
             from .errors import BlackboardError
 
             raise BlackboardError(
@@ -71,8 +71,7 @@ class file_lock:  # noqa: N801 - used like a function: ``with file_lock(path):``
 def try_lock(path: str) -> Callable[[], object] | None:
     """Take the lock on ``path + '.lock'`` if it is free now (what releases it), else None; never waits.
 
-    The same ``flock`` that ``file_lock`` takes, without importing filelock: for a hook that
-    would rather skip a step than wait for another process.
+    The lock ``file_lock`` takes: for a hook that would rather skip a step than wait for another process.
     """
     try:
         return _flock(path + ".lock", 0)
@@ -80,19 +79,8 @@ def try_lock(path: str) -> Callable[[], object] | None:
         return None
 
 
-def _acquire(lock_path: str, timeout: float) -> Callable[[], object]:
-    """Take the lock on ``lock_path``; returns what releases it."""
-    try:
-        from filelock import FileLock
-    except ImportError:
-        return _flock(lock_path, timeout)
-    lock = FileLock(lock_path, timeout=timeout)
-    lock.acquire()
-    return lock.release
-
-
 def _flock(lock_path: str, timeout: float) -> Callable[[], object]:
-    """``flock`` through ``fcntl``, polling until ``timeout``; closing the file releases it."""
+    """Take the ``flock`` on ``lock_path``, polling until ``timeout``; returns what releases it (closing the file)."""
     import fcntl
     import time
 

@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 
 from .errors import BlackboardError
 
@@ -113,13 +113,9 @@ class Store:
             raise GitFailed(message, out)
         return out
 
-    def tidy(self, deadline: float | None = None) -> None:
-        """Pack the repository when git's usual thresholds say so (automatic gc is off for the hooks' sake).
-
-        Every fetch and every commit adds loose objects or a pack; left alone, lookups slow down month by month.
-        """
-        config = ["-c", "gc.auto=6700", "-c", "gc.autoPackLimit=50", "-c", "gc.autoDetach=false"]
-        self.run([*config, "gc", "--auto", "--quiet"], deadline=deadline)
+    def tidying(self, deadline: float | None = None) -> Tidying:
+        """``with store.tidying():`` packs the repository while the block only reads it (see ``Tidying``)."""
+        return Tidying(self, deadline)
 
     def stop(self, proc: subprocess.Popen[bytes]) -> None:
         """Stop a git started by ``spawn`` and everything it started."""
@@ -146,37 +142,24 @@ class Store:
         out = self.run(["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *(paths or [])], deadline=deadline)
         return [_entry(record) for record in out.split(b"\0") if record]
 
-    def changed_paths(self, old: str, new: str, deadline: float | None = None) -> list[str]:
-        """Paths that differ between two commits."""
-        out = self.run(["diff-tree", "-r", "-z", "--no-renames", "--name-only", old, new], deadline=deadline)
-        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+    def diff(self, old: str, new: str, deadline: float | None = None) -> list[tuple[str, Entry]]:
+        """What changed from ``old`` to ``new``: ``(status, entry)`` for each file and folder, as ``new`` has it.
 
-    def blobs(self, shas: list[str], limit: int, deadline: float | None = None) -> Iterator[tuple[str, bytes | None]]:
-        """``(sha, content)`` for each blob, in order; content None when it is over ``limit`` bytes or no blob.
-
-        One ``cat-file --batch`` answers them all, asked one at a time: writing every name
-        first could fill both pipes and leave git and us waiting on each other.
+        ``status`` is git's letter (``A`` added, ``M`` changed, ``D`` deleted, ``T`` changed
+        kind); a folder's entry has kind ``tree``. Sizes are not known here (-1).
         """
-        if not shas:
-            return
-        proc = self.spawn(["cat-file", "--batch"], with_stdin=True)
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            for sha in shas:
-                if deadline is not None and time.monotonic() > deadline:
-                    raise GitFailed("git cat-file ran out of time")
-                proc.stdin.write(f"{sha}\n".encode())
-                proc.stdin.flush()
-                header = proc.stdout.readline().split()
-                if len(header) != 3:  # "<sha> missing"
-                    yield sha, None
-                    continue
-                size = int(header[2])
-                data = _read_exactly(proc.stdout, size, keep=header[1] == b"blob" and size <= limit)
-                proc.stdout.read(1)  # the newline after each object
-                yield sha, data
-        finally:
-            _stop(proc)
+        out = self.run(["diff-tree", "-r", "-t", "-z", "--no-renames", old, new], deadline=deadline)
+        fields = out.split(b"\0")
+        changes = []
+        for meta, path in zip(fields[0::2], fields[1::2]):
+            old_mode, mode, _, sha, status = meta.decode("ascii", "replace").lstrip(":").split(" ")
+            kind = {"040000": "tree", GITLINK: "commit"}.get(old_mode if status == "D" else mode, BLOB)
+            changes.append((status[:1], Entry(mode, kind, sha, -1, path.decode("utf-8", "surrogateescape"))))
+        return changes
+
+    def reader(self, deadline: float | None = None) -> Reader:
+        """One ``git cat-file --batch`` to read blobs with; a ``with`` starts it at once, else the first read."""
+        return Reader(self, deadline)
 
     def commit(
         self, ref: str, parent: str | None, message: str, who: str, changes: list[tuple[str, bytes | None]]
@@ -198,17 +181,94 @@ class Store:
         return found
 
 
+class Tidying:
+    """``git gc --auto`` running while the ``with`` block reads the repository; waited for at its end.
+
+    Automatic gc is off for the hooks' sake, yet every fetch and every commit adds loose
+    objects or a pack: left alone, lookups slow down month by month. This packs them when
+    git's usual thresholds say so. Git lets gc run beside readers; nothing may write a ref
+    meanwhile, so the block must not commit or fetch.
+    """
+
+    CONFIG = ("-c", "gc.auto=6700", "-c", "gc.autoPackLimit=50", "-c", "gc.autoDetach=false")
+
+    def __init__(self, store: Store, deadline: float | None) -> None:
+        self.store, self.deadline = store, deadline
+
+    def __enter__(self) -> None:
+        self.proc = self.store.spawn([*self.CONFIG, "gc", "--auto", "--quiet"])
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is None:
+            self.store.finish(self.proc, None, self.deadline)
+        else:
+            _stop(self.proc)
+
+
+class Reader:
+    """Blobs read through one ``git cat-file --batch``, a few names at a time.
+
+    Writing every name first could fill both pipes and leave git and us waiting on each
+    other. A few names (``AT_ONCE``) never fill git's input, so git can always write its
+    answers while they are read, and only the answers being read are held in memory.
+    """
+
+    AT_ONCE = 16
+
+    def __init__(self, store: Store, deadline: float | None) -> None:
+        self.store, self.deadline = store, deadline
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def read(self, sha: str, limit: int) -> bytes | None:
+        """The blob ``sha``; None when it is over ``limit`` bytes, missing, or not a blob."""
+        return self.read_many([sha], limit)[0]
+
+    def read_many(self, shas: list[str], limit: int) -> list[bytes | None]:
+        """``read`` for each of ``shas`` (at most ``AT_ONCE``), asked together."""
+        if len(shas) > self.AT_ONCE:
+            raise ValueError(f"at most {self.AT_ONCE} blobs at once")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise GitFailed("git cat-file ran out of time")
+        proc = self._started()
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("".join(f"{sha}\n" for sha in shas).encode())
+        proc.stdin.flush()
+        found: list[bytes | None] = []
+        for _ in shas:
+            header = proc.stdout.readline().split()
+            if len(header) != 3:  # "<sha> missing"
+                found.append(None)
+                continue
+            size = int(header[2])
+            found.append(_read_exactly(proc.stdout.read, size, keep=header[1] == b"blob" and size <= limit))
+            proc.stdout.read(1)  # the newline after each object
+        return found
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self.proc is None:
+            self.proc = self.store.spawn(["cat-file", "--batch"], with_stdin=True)
+        return self.proc
+
+    def __enter__(self) -> Reader:
+        self._started()  # git starts now, and is ready by the time the caller knows what to ask
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.proc is not None:
+            _stop(self.proc)
+
+
 def _entry(record: bytes) -> Entry:
     meta, _, path = record.partition(b"\t")
     mode, kind, sha, size = meta.decode().split()
     return Entry(mode, kind, sha, int(size) if size.isdigit() else -1, path.decode("utf-8", "surrogateescape"))
 
 
-def _read_exactly(stream: object, size: int, keep: bool) -> bytes | None:
+def _read_exactly(read: Callable[[int], bytes], size: int, keep: bool) -> bytes | None:
     """Read ``size`` bytes from a pipe; keep them only when asked (a huge blob is read through, not held)."""
     chunks, left = [], size
     while left:
-        chunk = stream.read(min(left, 1 << 20))  # type: ignore[attr-defined]
+        chunk = read(min(left, 1 << 20))
         if not chunk:
             raise GitFailed("git cat-file stopped early")
         left -= len(chunk)

@@ -7,6 +7,7 @@ sessions without reading every session's metadata, so its cost does not grow wit
 from __future__ import annotations
 
 import os
+from collections.abc import Container
 
 from .clock import format_utc
 from .errors import BlackboardError
@@ -41,9 +42,13 @@ def list_sessions(resolver: PathResolver, status: str | None = None) -> list[Ses
     return found
 
 
-def session_folders(resolver: PathResolver) -> list[str]:
-    """The names of the folders under ``sessions/`` that are sessions (or boards a cleanup set aside)."""
-    return _folders(resolver)[0]
+def session_folders(resolver: PathResolver, excluding: Container[str] = ()) -> list[str]:
+    """The names of the folders under ``sessions/`` that are sessions (or boards a cleanup set aside).
+
+    Names in ``excluding`` are left out before anything is checked: sync skips the thousands
+    of sessions it knows came from other machines for the price of a set lookup.
+    """
+    return _folders(resolver, excluding)[0]
 
 
 def strays(resolver: PathResolver) -> list[str]:
@@ -51,7 +56,7 @@ def strays(resolver: PathResolver) -> list[str]:
     return sorted(_folders(resolver)[1])
 
 
-def _folders(resolver: PathResolver) -> tuple[list[str], list[str]]:
+def _folders(resolver: PathResolver, excluding: Container[str] = ()) -> tuple[list[str], list[str]]:
     """``(session folders, strays)`` under ``sessions/``; a board a cleanup set aside counts as a session."""
     try:
         scan = list(os.scandir(resolver.sessions_dir))
@@ -60,6 +65,8 @@ def _folders(resolver: PathResolver) -> tuple[list[str], list[str]]:
     sessions: list[str] = []
     stray: list[str] = []
     for entry in scan:
+        if entry.name in excluding:
+            continue
         named_like_one = is_session_id(entry.name) or is_set_aside(entry.name)
         (sessions if named_like_one and entry.is_dir(follow_symlinks=False) else stray).append(entry.name)
     return sessions, stray

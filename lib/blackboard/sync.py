@@ -18,13 +18,13 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 
 from . import handoff, settings
 from .clock import epoch_seconds, now_iso
 from .errors import BlackboardError
 from .fsutil import atomic_write, create_exclusive, file_lock, read_bounded, read_text, refuse_links, try_lock
-from .gitstore import BLOB, Entry, GitFailed, Store
+from .gitstore import BLOB, Entry, GitFailed, Reader, Store
 from .ids import is_session_id
 from .meta import FINISHED, Meta, read_meta_or_none, upgrade
 from .paths import BOARD_FILES, META_FILE, PathResolver
@@ -41,8 +41,6 @@ HOST_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 MAX_ACTIVE_RECORDS = 50
 ACTIVE_FOR_SECONDS = 24 * 3600.0  # a machine silent for a day is no longer listed as working
 PUSH_ATTEMPTS = 6
-IMPORT_BATCH = 64  # sessions read from git at a time, so a deadline is checked between batches
-IMPORT_BATCH_BYTES = 32 * 1024 * 1024  # and at most this much of them held in memory
 ROUND_SECONDS = 300.0
 Progress = Callable[[str], None]
 
@@ -140,7 +138,11 @@ class State:
             "refused": self.refused[-50:],
             "active_pushed": self.active,
         }
-        atomic_write(resolver.sync_file("state.json"), json.dumps(data, indent=1) + "\n")
+        atomic_write(resolver.sync_file("state.json"), json.dumps(data) + "\n")  # no indent: the C encoder
+
+    def settled(self) -> set[str]:
+        """Sessions this machine never sends: another machine's, removed, or in conflict."""
+        return self.foreign | self.removed | self.conflicts.keys()
 
     def refuse(self, line: str) -> None:
         if line not in self.refused:
@@ -171,10 +173,11 @@ def _note_status(resolver: PathResolver, step: str, ok: bool, detail: str) -> No
 
 
 class Fetch:
-    """The remote's commit for this project, asked for now and fetched later only when it is new.
+    """The remote's commit for this project: asked for with ``git ls-remote`` (a probe) or fetched at once.
 
-    ``git ls-remote`` costs a fraction of a ``git fetch``, which negotiates and checks
-    connectivity even when nothing changed: most SessionStarts find the commit they know.
+    Git starts at once and works while the caller does its own work. ``git ls-remote``
+    costs a fraction of a ``git fetch``, which negotiates and checks connectivity even when
+    nothing changed: most SessionStarts find the commit they know, and fetch nothing.
     """
 
     def __init__(self, resolver: PathResolver, environ: Mapping[str, str], probe: bool = True) -> None:
@@ -183,7 +186,9 @@ class Fetch:
         self.config = _config(resolver)
         self.store = Store(resolver.sync_repo, environ)
         self.store.ensure()
-        self.proc = self.store.spawn(["ls-remote", self.config["remote"], self.config["ref"]]) if probe else None
+        self.probe = probe
+        probing = ["ls-remote", self.config["remote"], self.config["ref"]]
+        self.proc = self.store.spawn(probing if probe else self._args())
         self.record_up_to_date = True  # SessionStart leaves that to the round it starts: one write less
 
     def finish(self, deadline: float, known: str | None) -> str | None:
@@ -193,8 +198,9 @@ class Fetch:
             if not listed:
                 _note_status(self.resolver, "fetch", True, "the remote has no boards of this project yet")
                 return None
-            if self.proc is not None and listed != known:  # probed, and new: fetch it now
-                listed = self._fetch(deadline) or listed
+            if self.probe and listed != known:  # probed, and new: fetch it now
+                self.store.run(self._args(), deadline=deadline)
+                listed = self._fetched() or listed
         except GitFailed as exc:
             _note_status(self.resolver, "fetch", False, str(exc))
             raise
@@ -202,25 +208,24 @@ class Fetch:
             _note_status(self.resolver, "fetch", True, "up to date" if listed == known else "fetched")
         return listed
 
+    def _args(self) -> list[str]:
+        return ["fetch", "--no-tags", "--quiet", self.config["remote"], f"+{self.config['ref']}:{FETCHED}"]
+
     def _listed(self, deadline: float) -> str:
-        """The remote's commit as ``ls-remote`` saw it; without a probe, a fetch that says so itself."""
-        if self.proc is not None:
-            return self.store.finish(self.proc, None, deadline).split(b"\t", 1)[0].decode("ascii", "replace")
+        """The remote's commit as ``ls-remote`` saw it; without a probe, as the fetch brought it."""
         try:
-            return self._fetch(deadline)
+            out = self.store.finish(self.proc, None, deadline)
         except GitFailed as exc:
-            if "couldn't find remote ref" in str(exc):
+            if not self.probe and "couldn't find remote ref" in str(exc):
                 return ""
             raise
+        return out.split(b"\t", 1)[0].decode("ascii", "replace") if self.probe else self._fetched()
 
-    def _fetch(self, deadline: float) -> str:
-        refspec = f"+{self.config['ref']}:{FETCHED}"
-        self.store.run(["fetch", "--no-tags", "--quiet", self.config["remote"], refspec], deadline=deadline)
+    def _fetched(self) -> str:
         return self.store.fetched() or self.store.resolve(FETCHED) or ""
 
     def stop(self) -> None:
-        if self.proc is not None:
-            self.store.stop(self.proc)
+        self.store.stop(self.proc)
 
 
 class Imported:
@@ -244,24 +249,24 @@ def import_commit(
     result = Imported()
     if commit is None or commit == state.imported:
         return result
-    layout = _Layout(_entries_to_read(store, state.imported, commit, deadline))
-    result.refused += layout.problems
-    state.removed |= {i for i in layout.removed if _known(resolver, state, i) or i in layout.sessions}
-    _import_active(resolver, store, layout, host, deadline)
-    ids = [i for i in sorted(layout.sessions) if not _removed(resolver, state, i) and i not in layout.spoiled]
-    ours = [i for i in ids if _written_here(resolver, state, i, host)]
-    mine = set(ours)
-    theirs = [i for i in ids if i not in mine]
-    result.conflicts += _clashes(store, layout, ours, host, deadline)
     newest: tuple[float, str] | None = None
-    try:
-        for batch in _batches(layout, theirs):
-            if time.monotonic() > deadline:
-                result.complete = False  # the next round takes up from the same commit
-                break
-            shas = [entry.sha for session_id in batch for entry in layout.files_of(session_id)]
-            contents = dict(store.blobs(shas, MAX_FILE_BYTES, deadline))
-            for session_id in batch:
+    with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
+        layout = _Layout(_entries_to_read(store, state.imported, commit, deadline))
+        result.refused += layout.problems
+        state.removed |= {i for i in layout.removed if _known(resolver, state, i) or i in layout.sessions}
+        ids = [i for i in sorted(layout.sessions) if not _removed(resolver, state, i) and i not in layout.spoiled]
+        ours = [i for i in ids if _written_here(resolver, state, i, host)]
+        mine = set(ours)
+        theirs = [i for i in ids if i not in mine]
+        try:
+            _import_active(resolver, reader, layout, host)
+            result.conflicts += _clashes(reader, layout, ours, host)
+            for session_id in theirs:  # one session's files in memory at a time
+                if time.monotonic() > deadline:
+                    result.complete = False  # the next round takes up from the same commit
+                    break
+                shas = [e.sha for e in layout.files_of(session_id)]
+                contents = dict(zip(shas, reader.read_many(shas, MAX_FILE_BYTES)))
                 problem, offer = _import_session(resolver, state, layout, contents, session_id)
                 if problem is not None:
                     kind = result.conflicts if problem.startswith("conflict") else result.refused
@@ -270,14 +275,14 @@ def import_commit(
                 result.sessions.append(session_id)
                 if offer is not None and (newest is None or offer[0] > newest[0]):
                     newest = offer
-    finally:
-        if newest is not None:  # one offer: the others are archived, and `blackboard handoff ID` shows them
-            handoff.publish_latest(resolver, newest[1])
-        for line in result.refused:
-            state.refuse(line)
-        for line in result.conflicts:
-            session_id, _, detail = line.partition(": ")
-            state.conflicts[session_id] = detail
+        finally:
+            if newest is not None:  # one offer: the others are archived, and `blackboard handoff ID` shows them
+                handoff.publish_latest(resolver, newest[1])
+            for line in result.refused:
+                state.refuse(line)
+            for line in result.conflicts:
+                session_id, _, detail = line.partition(": ")
+                state.conflicts[session_id] = detail
     if result.complete:
         state.imported = commit
     return result
@@ -303,29 +308,12 @@ def _written_here(resolver: PathResolver, state: State, session_id: str, host: s
     return True
 
 
-def _batches(layout: _Layout, ids: list[str]) -> Iterator[list[str]]:
-    """``ids`` in groups of at most ``IMPORT_BATCH`` sessions and ``IMPORT_BATCH_BYTES`` bytes."""
-    batch: list[str] = []
-    size = 0
-    for session_id in ids:
-        weight = sum(max(e.size, 0) for e in layout.files_of(session_id))
-        if batch and (len(batch) >= IMPORT_BATCH or size + weight > IMPORT_BATCH_BYTES):
-            yield batch
-            batch, size = [], 0
-        batch.append(session_id)
-        size += weight
-    if batch:
-        yield batch
-
-
-def _clashes(store: Store, layout: _Layout, ours: list[str], host: str, deadline: float) -> list[str]:
+def _clashes(reader: Reader, layout: _Layout, ours: list[str], host: str) -> list[str]:
     """Sessions the remote holds under ids this machine also wrote: fine when they are ours, pushed earlier."""
-    metas = {i: layout.sessions[i].get(META_FILE) for i in ours}
-    shas = [e.sha for e in metas.values() if e is not None]
-    found = dict(store.blobs(shas, 64 * 1024, deadline))
     clashes = []
-    for session_id, entry in metas.items():
-        theirs = _parse_json(found.get(entry.sha) if entry is not None else None)
+    for session_id in ours:
+        entry = layout.sessions[session_id].get(META_FILE)
+        theirs = _parse_json(reader.read(entry.sha, 64 * 1024) if entry is not None else None)
         other = theirs.get("host")
         if other != host:
             clashes.append(
@@ -346,30 +334,38 @@ def _parse_json(data: bytes | None) -> dict:
 def _entries_to_read(store: Store, old: str | None, new: str, deadline: float) -> list[Entry]:
     """The files of ``new`` worth a look: all of them the first time, else those of what changed since ``old``.
 
-    A changed handoff brings its session's folder along, so a handoff that changed alone
-    (a round that ran between a session's end and its final handoff) is read too.
+    A new session folder comes whole in the diff. One that changed is listed whole, since
+    an import replaces a folder whole; so is the folder of a handoff that changed alone (a
+    round that ran between a session's end and its final handoff).
     """
-    changed = None
+    changes = None
     if old:
         try:
-            changed = store.changed_paths(old, new, deadline)
+            changes = store.diff(old, new, deadline)
         except GitFailed as exc:
             if "ran out of time" in str(exc):
                 raise
-            changed = None  # the old commit is gone (the remote was rewritten): read the whole tree
-    if changed is not None:
-        prefixes = set()
-        for path in changed:
-            parts = path.split("/")
-            prefixes.add("/".join(parts[:2]))
-            handed_off = _handoff_id(parts[1]) if parts[0] == "handoff" and len(parts) == 2 else None
-            if handed_off is not None:
-                prefixes.add(f"sessions/{handed_off}")
-        if not prefixes:
-            return []
-        if len(prefixes) < 1000:  # else one listing of the whole tree is cheaper than a long argument list
-            return store.tree(new, sorted(prefixes), deadline)
-    return store.tree(new, deadline=deadline)
+            changes = None  # the old commit is gone (the remote was rewritten): read the whole tree
+    if changes is None:
+        return store.tree(new, deadline=deadline)
+    whole = {e.path for status, e in changes if status == "A" and e.kind == "tree"}
+    entries: list[Entry] = []
+    relist: set[str] = set()
+    for status, entry in changes:
+        if status == "D" or entry.kind == "tree":
+            continue
+        parts = entry.path.split("/")
+        folder = "/".join(parts[:2])
+        if parts[0] == "sessions" and len(parts) > 2 and folder not in whole:
+            relist.add(folder)
+            continue
+        entries.append(entry)
+        handed_off = _handoff_id(parts[1]) if parts[0] == "handoff" and len(parts) == 2 else None
+        if handed_off is not None and f"sessions/{handed_off}" not in whole:
+            relist.add(f"sessions/{handed_off}")
+    if len(relist) >= 1000:  # one listing of the whole tree is cheaper than a long argument list
+        return store.tree(new, deadline=deadline)
+    return entries + (store.tree(new, sorted(relist), deadline) if relist else [])
 
 
 class _Layout:
@@ -525,13 +521,12 @@ def _check_handoff(session_id: str, data: bytes | None) -> tuple[str | None, flo
 
 def _move_in(resolver: PathResolver, session_id: str, files: dict[str, bytes | None]) -> None:
     """Assemble the session under ``_sync/incoming`` and rename it into ``sessions/`` in one step."""
-    import shutil  # only when a session arrives
-
     incoming = resolver.sync_incoming(session_id, os.getpid())
     target = resolver.get_session_blackboard_dir(session_id)
     refuse_links(resolver.root, incoming)
     refuse_links(resolver.root, target)
-    shutil.rmtree(incoming, ignore_errors=True)
+    if os.path.lexists(incoming):  # left by a process of the same pid that died half-way
+        _remove_tree(incoming)
     os.makedirs(incoming)
     for name, data in files.items():
         atomic_write(os.path.join(incoming, name), data or b"")
@@ -540,12 +535,18 @@ def _move_in(resolver: PathResolver, session_id: str, files: dict[str, bytes | N
         old = resolver.trash_dir(session_id, os.getpid())
         os.rename(target, old)
         os.rename(incoming, target)
-        shutil.rmtree(old, ignore_errors=True)
+        _remove_tree(old)
     else:
         os.rename(incoming, target)
 
 
-def _import_active(resolver: PathResolver, store: Store, layout: _Layout, host: str, deadline: float) -> None:
+def _remove_tree(path: str) -> None:
+    import shutil  # only then: most imports bring new sessions
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _import_active(resolver: PathResolver, reader: Reader, layout: _Layout, host: str) -> None:
     """Other machines' active sessions, checked and bounded, into ``_sync/remote-active.json``.
 
     Each machine's file replaces what was known of that machine. A record names the host
@@ -557,9 +558,8 @@ def _import_active(resolver: PathResolver, store: Store, layout: _Layout, host: 
         return
     known = _read_json(resolver.sync_file("remote-active.json")).get("machines")
     machines = {k: v for k, v in known.items() if isinstance(v, list)} if isinstance(known, dict) else {}
-    names = list(theirs)
-    for name, (_, data) in zip(names, store.blobs([theirs[n].sha for n in names], MAX_ACTIVE_BYTES, deadline)):
-        machines[name] = _active_records(name, data)
+    for name, entry in theirs.items():
+        machines[name] = _active_records(name, reader.read(entry.sha, MAX_ACTIVE_BYTES))
     fresh = {k: v for k, v in machines.items() if v and _updated(v) > time.time() - ACTIVE_FOR_SECONDS}
     newest = sorted(fresh, key=lambda k: _updated(fresh[k]), reverse=True)[:MAX_ACTIVE_RECORDS]
     text = json.dumps({"machines": {k: fresh[k] for k in newest}}, indent=1) + "\n"
@@ -615,19 +615,31 @@ class Outgoing:
     """The changes one push carries, and what to remember once it lands."""
 
     def __init__(self) -> None:
-        self.changes: list[tuple[str, bytes | None]] = []
+        self.sessions: dict[str, list[tuple[str, bytes | None]]] = {}  # each session's files
+        self.others: list[tuple[str, bytes | None]] = []  # removals and this machine's active record
         self.signatures: dict[str, str] = {}
         self.removals: list[str] = []
         self.active: list[str] | None = None
         self.skipped: list[str] = []
 
+    @property
+    def changes(self) -> list[tuple[str, bytes | None]]:
+        return [change for files in self.sessions.values() for change in files] + self.others
+
+    def drop_settled(self, state: State) -> None:
+        """Leave out sessions an import has just found to be another machine's, removed, or in conflict."""
+        settled = state.settled()
+        for session_id in [i for i in self.sessions if i in settled]:
+            del self.sessions[session_id]
+            del self.signatures[session_id]
+
 
 def outgoing(resolver: PathResolver, state: State, host: str) -> Outgoing:
     """This machine's finished sessions not yet pushed, its removals, and its active sessions if they changed."""
     out = Outgoing()
-    for name in session_folders(resolver):
-        if name in state.foreign or name in state.removed or name in state.conflicts or not is_session_id(name):
-            continue  # the set lookups first: most folders of a synced project came from elsewhere
+    for name in session_folders(resolver, excluding=state.settled()):  # most folders of a synced project
+        if not is_session_id(name):
+            continue  # a board a cleanup set aside
         signature = _signature(resolver, name)
         if state.pushed.get(name) == signature:
             continue
@@ -638,7 +650,7 @@ def outgoing(resolver: PathResolver, state: State, host: str) -> Outgoing:
         out.signatures[name] = signature
     for session_id in _removal_markers(resolver):
         out.removals.append(session_id)
-        out.changes += [
+        out.others += [
             (f"removed/{session_id}", b""),
             (f"sessions/{session_id}", None),
             (f"handoff/handoff-{session_id}.md", None),
@@ -646,16 +658,17 @@ def outgoing(resolver: PathResolver, state: State, host: str) -> Outgoing:
     active = sorted(active_session_ids(resolver))
     if active != state.active:
         out.active = active
-        out.changes.append((f"active/{safe_segment(host)}.json", _active_file(resolver, active, host)))
+        out.others.append((f"active/{safe_segment(host)}.json", _active_file(resolver, active, host)))
     return out
 
 
 def _add_session(resolver: PathResolver, meta: Meta, host: str, out: Outgoing) -> None:
     session_id = meta["session_id"]
+    files = out.sessions[session_id] = []
     sent: Meta = {k: (redact(v) if isinstance(v, str) else v) for k, v in meta.items()}  # type: ignore[assignment]
     sent.pop("transcript_path", None)  # a path on this machine, of no use elsewhere
     sent["host"] = host
-    out.changes.append((f"sessions/{session_id}/{META_FILE}", (json.dumps(sent, indent=2) + "\n").encode()))
+    files.append((f"sessions/{session_id}/{META_FILE}", (json.dumps(sent, indent=2) + "\n").encode()))
     for kind in BOARD_FILES:
         path = resolver.board_file(session_id, kind)
         data = read_bounded(path, MAX_FILE_BYTES + 1)
@@ -667,11 +680,11 @@ def _add_session(resolver: PathResolver, meta: Meta, host: str, out: Outgoing) -
             )
             continue
         text = redact(data.decode("utf-8", "surrogateescape"))
-        out.changes.append((f"sessions/{session_id}/{BOARD_FILES[kind]}", text.encode("utf-8", "surrogateescape")))
+        files.append((f"sessions/{session_id}/{BOARD_FILES[kind]}", text.encode("utf-8", "surrogateescape")))
     written = read_bounded(resolver.handoff_path(session_id), handoff.MAX_HANDOFF_READ)
     if written is not None:  # redacted again: an older plugin or a person may have written it
         text = redact(written.decode("utf-8", "surrogateescape"))
-        out.changes.append((f"handoff/handoff-{session_id}.md", text.encode("utf-8", "surrogateescape")))
+        files.append((f"handoff/handoff-{session_id}.md", text.encode("utf-8", "surrogateescape")))
 
 
 def _removal_markers(resolver: PathResolver) -> list[str]:
@@ -718,17 +731,22 @@ def sync_round(
         for _ in range(PUSH_ATTEMPTS):
             say("fetching")
             fetch = Fetch(resolver, environ, probe=False)  # a round fetches anyway: no ls-remote first
-            commit = fetch.finish(deadline, state.imported)
             try:
-                imported = import_commit(resolver, fetch.store, state, commit, host, deadline)
+                out = outgoing(resolver, state, host)  # this machine's side needs no remote: while git fetches
+                commit = fetch.finish(deadline, state.imported)
+            finally:
+                fetch.stop()
+            try:
+                with fetch.store.tidying(deadline):  # git packs what earlier rounds left while this one reads
+                    imported = import_commit(resolver, fetch.store, state, commit, host, deadline)
             finally:
                 state.save(resolver)  # what moved in is remembered even when the import stopped half-way
+            out.drop_settled(state)
             result.imported += imported.sessions
             result.conflicts += imported.conflicts
             result.refused += imported.refused
             if imported.sessions:
                 say(f"imported {len(imported.sessions)} session(s)")
-            out = outgoing(resolver, state, host)
             result.skipped = out.skipped
             if not out.changes:
                 _note_status(resolver, "push", True, "nothing to push")
@@ -744,7 +762,6 @@ def sync_round(
                 break
         else:
             _note_status(resolver, "push", False, f"the remote kept moving; gave up after {PUSH_ATTEMPTS} tries")
-        Store(resolver.sync_repo, environ).tidy(deadline)  # in the round, never in a hook's own time
     return result
 
 

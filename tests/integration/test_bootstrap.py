@@ -53,7 +53,7 @@ def repo(tmp_path: Path) -> Path:
 
 def _assert_ready(venv: Path, plugin: Path) -> None:
     assert (venv / ".blackboard-requirements").read_bytes() == (plugin / "requirements.txt").read_bytes()
-    probe = "import click, filelock, frontmatter, yaml"
+    probe = "import click, frontmatter, yaml"
     subprocess.run([str(venv / "bin" / "python"), "-c", probe], check=True)
 
 

@@ -86,9 +86,11 @@ def _hold_filelock(path: str, seconds: float) -> None:
         time.sleep(seconds)
 
 
-def test_without_filelock_the_fcntl_fallback_still_excludes_filelock_holders(tmp_path: Path, monkeypatch) -> None:
-    import sys
+def test_a_lock_filelock_holds_excludes_ours_and_ours_excludes_filelock(tmp_path: Path) -> None:
+    """Older versions of the plugin locked with filelock: both kinds of process must still exclude each other."""
     import time
+
+    from filelock import FileLock, Timeout
 
     from blackboard.errors import BlackboardError
 
@@ -99,12 +101,12 @@ def test_without_filelock_the_fcntl_fallback_still_excludes_filelock_holders(tmp
     while not os.path.exists(path + ".lock") and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(0.5)
-    monkeypatch.setitem(sys.modules, "filelock", None)  # as on a machine where the venv could not be built
     with pytest.raises(BlackboardError, match="timed out"), fsutil.file_lock(path, timeout=0.3):
         pass
     holder.join(30)
-    with fsutil.file_lock(path, timeout=5):  # free again once the holder is gone
-        pass
+    with fsutil.file_lock(path, timeout=5), pytest.raises(Timeout):  # free again once the holder is gone
+        FileLock(path + ".lock", timeout=0.2).acquire()
+    FileLock(path + ".lock", timeout=5).acquire()  # and ours is gone once the block ends
 
 
 def test_a_held_lock_times_out_with_a_fix(tmp_path: Path) -> None:

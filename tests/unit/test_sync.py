@@ -123,10 +123,22 @@ def test_a_commit_adds_and_deletes_files_and_blobs_come_back_bounded(store: Stor
     first = store.commit("refs/x", None, "one", "b <b@h>", [("sessions/a/_meta.json", b"{}"), ("removed/z", b"")])
     second = store.commit("refs/x", first, "two", "b <b@h>", [("sessions/a", None), ("big", b"y" * 100)])
     assert [e.path for e in store.tree(second)] == ["big", "removed/z"]
-    assert store.changed_paths(first, second) == ["big", "sessions/a/_meta.json"]
+    changes = [(status, e.kind, e.path) for status, e in store.diff(first, second)]
+    assert changes == [
+        ("A", "blob", "big"),
+        ("D", "tree", "sessions"),
+        ("D", "tree", "sessions/a"),
+        ("D", "blob", "sessions/a/_meta.json"),
+    ]
     big = store.tree(second)[0]
-    assert list(store.blobs([big.sha, "f" * 40], limit=1000)) == [(big.sha, b"y" * 100), ("f" * 40, None)]
-    assert list(store.blobs([big.sha], limit=10)) == [(big.sha, None)]
+    with store.reader() as reader:
+        assert reader.read(big.sha, limit=1000) == b"y" * 100
+        assert reader.read("f" * 40, limit=1000) is None
+        assert reader.read(big.sha, limit=10) is None  # over the limit: read through, not kept
+        assert reader.read(big.sha, limit=100) == b"y" * 100  # and the next answer is still whole
+        assert reader.read_many([big.sha, "f" * 40, big.sha], limit=100) == [b"y" * 100, None, b"y" * 100]
+        with pytest.raises(ValueError):
+            reader.read_many(["f" * 40] * (reader.AT_ONCE + 1), limit=100)  # more could fill both pipes
 
 
 def test_a_git_past_its_deadline_is_stopped(store: Store, tmp_path: Path) -> None:
@@ -148,9 +160,10 @@ def test_many_blobs_at_once_never_deadlock(store: Store) -> None:
     changes = [(f"f{i}", f"{i}".encode() * 200) for i in range(3000)]
     commit = store.commit("refs/many", None, "many", "b <b@h>", changes)
     entries = store.tree(commit)
-    found = dict(store.blobs([e.sha for e in entries], limit=1 << 20))
+    with store.reader() as reader:
+        found = {e.sha: reader.read(e.sha, limit=1 << 20) for e in entries}
     assert len(found) == 3000
-    assert all(found[e.sha] is not None for e in entries)
+    assert all(found[e.sha] == f"{e.path[1:]}".encode() * 200 for e in entries)
 
 
 # ---- two machines in one process, against a bare remote ----------------------------------
@@ -273,6 +286,48 @@ def test_a_handoff_that_changed_alone_is_imported(tmp_path: Path, bare: str) -> 
     assert "the final version" in Path(alpha.handoff_path("b1")).read_text()
 
 
+def test_a_session_that_changed_in_part_arrives_whole(tmp_path: Path, bare: str) -> None:
+    """The diff names only the changed file; the import replaces the folder, so it reads the folder whole."""
+    from blackboard import board
+
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta", "the first note")
+    board.Board(beta, "b1").add_task("a task left open", "main")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    notes = Path(beta.board_file("b1", "notes"))
+    notes.write_text(notes.read_text() + "\nadded after the end\n")
+    _round(beta, "beta")
+
+    done = _round(alpha, "alpha")
+
+    assert done.imported == ["b1"]
+    assert done.refused == []
+    folder = Path(alpha.get_session_blackboard_dir("b1"))
+    assert sorted(p.name for p in folder.iterdir()) == ["_meta.json", "active-tasks.md", "session-notes.md"]
+    assert "added after the end" in (folder / "session-notes.md").read_text()
+    assert "a task left open" in (folder / "active-tasks.md").read_text()
+    assert json.loads((folder / "_meta.json").read_text())["host"] == "beta"
+
+
+def test_an_oversized_file_in_a_later_commit_is_refused_and_nothing_of_its_session_written(
+    tmp_path: Path, bare: str
+) -> None:
+    """An incremental import learns sizes as it reads: the cap holds there too."""
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    meta = Path(beta.meta_path("b1")).read_text().replace('"b1"', '"x9"')
+    _hostile(bare, {"sessions/x9/_meta.json": meta.encode(), "sessions/x9/session-notes.md": b"y" * (9 << 20)})
+
+    done = _round(alpha, "alpha")
+
+    assert any(line.startswith("x9: ") and "too large" in line for line in done.refused)
+    assert not os.path.lexists(alpha.get_session_blackboard_dir("x9"))
+    assert list(Path(alpha.sync_dir).glob("incoming/x9-*")) == []
+
+
 def test_sessions_moved_in_by_an_import_cut_short_are_no_conflicts_later(tmp_path: Path, bare: str) -> None:
     alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
     for n in range(3):
@@ -300,7 +355,8 @@ def test_handoffs_are_redacted_again_when_pushed(tmp_path: Path, bare: str) -> N
     (entry,) = [
         e for e in store.tree(store.resolve("refs/blackboard/acme/widget") or "") if e.path.startswith("handoff/")
     ]
-    ((_, content),) = list(store.blobs([entry.sha], 1 << 20))
+    with store.reader() as reader:
+        content = reader.read(entry.sha, 1 << 20)
     assert b"written by an older plugin" in (content or b"")
     assert token.encode() not in (content or b"")
 
@@ -351,6 +407,7 @@ def test_the_private_repository_is_packed_once_packs_pile_up(store: Store) -> No
         parent = store.commit("refs/x", parent, f"c{n}", "b <b@h>", files)
     packs = Path(store.git_dir, "objects", "pack")
     assert len(list(packs.glob("*.pack"))) > 50
-    store.tidy()
+    with store.tidying():
+        pass
     assert len(list(packs.glob("*.pack"))) < 5
     assert len(store.tree(parent or "")) == 55 * 101
