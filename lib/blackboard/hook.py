@@ -73,7 +73,11 @@ def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> s
 
 
 def _background_sync(payload: dict[str, object], environ: Mapping[str, str]) -> None:
-    """A sync round started by a hook (``sync.start_background_round``), detached from the session."""
+    """A sync round started by a hook (``sync.start_background_round``), detached from the session.
+
+    Its stdin was read to the end first, and the hook that started it holds that pipe open
+    until it exits: the round's work begins once the hook is done.
+    """
     from . import sync
     from .project import Project, safe_segment
 
@@ -152,6 +156,8 @@ def _session_start(
     message = context.status_line(latest[0] if latest else {}, len(abandoned), troubled)
     if message:
         output["systemMessage"] = message  # shown to the person in Claude Code's interface
+    if fetch is not None:
+        _start_round(resolver, environ)  # last: a new process takes the machine's attention
     return json.dumps(output)
 
 
@@ -165,7 +171,7 @@ def _start_fetch(resolver: PathResolver, environ: Mapping[str, str]) -> object |
 
 
 def _finish_fetch(resolver: PathResolver, fetch: object, environ: Mapping[str, str]) -> None:
-    """Import what arrived within ``BLACKBOARD_SYNC_TIMEOUT`` of the hook's start, then push in the background.
+    """Import what arrived within ``BLACKBOARD_SYNC_TIMEOUT`` of the hook's start (the round started later pushes).
 
     An unreachable or hanging remote costs the session a line in ``blackboard sync status``
     and in ``logs/sync.log``, nothing more.
@@ -178,11 +184,18 @@ def _finish_fetch(resolver: PathResolver, fetch: object, environ: Mapping[str, s
         from . import failures
 
         failures.note("sync", f"session-start: {exc} ({time.monotonic() - STARTED:.2f}s)", environ)
-    finally:
-        try:  # a slow remote gets the time a detached round has; it also says this session is active
-            sync.start_background_round(resolver, environ)
-        except Exception:  # noqa: BLE001 - same as above
-            pass
+
+
+def _start_round(resolver: PathResolver, environ: Mapping[str, str]) -> None:
+    """A detached round: a slow remote gets the time a round has, and the round says this session is active."""
+    from . import sync
+
+    try:
+        sync.start_background_round(resolver, environ)
+    except Exception as exc:  # noqa: BLE001 - the remote is someone else's problem, never the session's
+        from . import failures
+
+        failures.note("sync", f"session-start: no round started: {exc}", environ)
 
 
 def _export_env(env_file: str | None, session_id: str, board_dir: str) -> None:

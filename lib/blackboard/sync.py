@@ -839,7 +839,12 @@ def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str
 
 
 def start_background_round(resolver: PathResolver, environ: Mapping[str, str]) -> None:
-    """Start a detached round that outlives the hook (SessionEnd must not wait on the network)."""
+    """Start a detached round that outlives the hook (SessionEnd must not wait on the network).
+
+    The round reads its project from stdin, to the end. This process keeps the other end
+    of that pipe open until it exits, so the round starts its work once the hook is done:
+    it never competes with the session's start for the machine.
+    """
     import subprocess
     import sys
 
@@ -847,17 +852,20 @@ def start_background_round(resolver: PathResolver, environ: Mapping[str, str]) -
 
     payload = json.dumps({"org": resolver.project.org, "project": resolver.project.name}).encode()
     launcher = os.path.join(PLUGIN_ROOT, "hooks", "launch.py")
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", launcher, "sync"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=dict(environ),
-        start_new_session=True,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(payload)
-    proc.stdin.close()
+    read_end, write_end = os.pipe()  # neither is inherited: the round gets read_end as its stdin only
+    try:
+        subprocess.Popen(
+            [sys.executable, "-I", "-S", launcher, "sync"],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=dict(environ),
+            start_new_session=True,
+        )
+    finally:
+        os.close(read_end)
+    os.write(write_end, payload)  # a few bytes: a pipe takes them without blocking
+    # write_end stays open on purpose: the kernel closes it when this hook exits
 
 
 def status(resolver: PathResolver) -> dict[str, object]:

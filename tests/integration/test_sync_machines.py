@@ -134,6 +134,35 @@ def test_session_end_pushes_in_the_background_and_returns_at_once(machines, remo
         time.sleep(0.2)
 
 
+def test_a_background_round_starts_its_work_only_once_its_hook_has_exited(machines, remote: Path) -> None:
+    """The round never competes with the session's start: it waits for the process that started it."""
+    (alpha,) = machines(1)
+    alpha.context("a1")
+    alpha.cli("note", "ready to travel", session="a1")
+    alpha.cli("sync")  # after the round SessionStart started: the remote knows a1 is active
+    before = _remote_tree(remote)
+    starter = (
+        "import os, sys, time\n"
+        f"sys.path.insert(0, {str(REPO / 'lib')!r})\n"
+        "from blackboard import session, sync\n"
+        "from blackboard.paths import PathResolver\n"
+        f"resolver = PathResolver.for_cwd({str(alpha.clone)!r}, os.environ)\n"
+        "session.end(resolver, 'a1', 'other')\n"
+        "sync.start_background_round(resolver, os.environ)\n"
+        "print('started', flush=True)\n"
+        "time.sleep(3)  # a hook still at work\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", starter], env=alpha.env, stdout=subprocess.PIPE, text=True) as hook:
+        assert hook.stdout is not None
+        assert hook.stdout.readline() == "started\n"
+        time.sleep(2)
+        assert _remote_tree(remote) == before  # the round is waiting
+    deadline = time.monotonic() + 30
+    while "sessions/a1/_meta.json" not in _remote_tree(remote):
+        assert time.monotonic() < deadline, "the round never ran once its hook had exited"
+        time.sleep(0.2)
+
+
 def test_five_machines_syncing_at_once_lose_nothing(machines, remote: Path) -> None:
     fleet = machines(5)
     for machine in fleet:
