@@ -10,8 +10,13 @@ from collections.abc import Callable
 LOCK_TIMEOUT_SECONDS = 30.0
 
 
-def atomic_write(path: str, data: str | bytes) -> None:
-    """Replace ``path`` with ``data``: temp file in the same directory, fsync, ``os.replace``."""
+def atomic_write(path: str, data: str | bytes, durable: bool = True) -> None:
+    """Replace ``path`` with ``data``: temp file in the same directory, fsync, ``os.replace``.
+
+    Readers see the old file or the new one, never a mix. ``durable=False`` skips the fsync
+    for what can be derived again (Stop's draft handoff): a power loss may then leave the
+    previous version, or an empty file.
+    """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     directory = os.path.dirname(path) or "."
     temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
@@ -19,8 +24,9 @@ def atomic_write(path: str, data: str | bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
         try:

@@ -106,11 +106,11 @@ def read_handoff(path: str) -> tuple[dict[str, object], str] | None:
     return split_front_matter(text) if text else None
 
 
-def write_session_handoff(resolver: PathResolver, session_id: str, text: str) -> None:
-    """Write ``handoff-{id}.md``."""
+def write_session_handoff(resolver: PathResolver, session_id: str, text: str, durable: bool = True) -> None:
+    """Write ``handoff-{id}.md`` (``durable=False``: a draft, rebuilt from the board if a power loss takes it)."""
     refuse_links(resolver.root, resolver.get_handoff_dir())
     os.makedirs(resolver.get_handoff_dir(), exist_ok=True)
-    atomic_write(resolver.handoff_path(session_id), text)
+    atomic_write(resolver.handoff_path(session_id), text, durable)
 
 
 def effective_end(fields: Mapping[str, object]) -> float | None:

@@ -146,7 +146,9 @@ def checkpoint(resolver: PathResolver, session_id: str) -> Meta | None:
     meta = read_meta(path)
     if meta is None or meta["status"] != ACTIVE:
         return meta
-    handoff.write_session_handoff(resolver, session_id, render.handoff_text(resolver, meta))
+    # A draft, written after every turn: no fsync. The board it is rendered from is what counts,
+    # and recovery renders the handoff again from it for a session that never ended.
+    handoff.write_session_handoff(resolver, session_id, render.handoff_text(resolver, meta), durable=False)
     after = read_meta_or_none(path)
     if after is not None and after["status"] != ACTIVE:
         handoff.write_session_handoff(resolver, session_id, render.handoff_text(resolver, after))

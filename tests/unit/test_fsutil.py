@@ -17,6 +17,32 @@ def test_atomic_write_replaces_whole_files(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == ["f.txt"]
 
 
+def test_only_a_write_that_can_be_derived_again_skips_the_fsync(tmp_path: Path, monkeypatch) -> None:
+    """Stop's draft handoff is rendered from the board after every turn; everything else is fsynced."""
+    from blackboard import session
+    from blackboard.paths import PathResolver
+    from blackboard.project import Project
+
+    synced: list = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    path = tmp_path / "f.txt"
+    fsutil.atomic_write(str(path), "durable")
+    assert len(synced) == 1
+    fsutil.atomic_write(str(path), "draft", durable=False)
+    assert path.read_text() == "draft"
+    assert len(synced) == 1
+
+    resolver = PathResolver(str(tmp_path / "root"), Project("acme", "widget", None, "test"))
+    session.start(resolver, "s1", "startup", {})
+    synced.clear()
+    session.checkpoint(resolver, "s1")  # what Stop does
+    assert synced == []
+    assert "Handoff from session s1" in Path(resolver.handoff_path("s1")).read_text()
+    session.end(resolver, "s1", "other")
+    assert synced  # the final handoff and the metadata are durable
+
+
 def test_atomic_write_leaves_the_old_file_and_no_temp_when_it_fails(tmp_path: Path, monkeypatch) -> None:
     tmp_path = tmp_path / "dir"
     tmp_path.mkdir()
