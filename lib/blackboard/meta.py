@@ -148,11 +148,11 @@ def validate(meta: Meta) -> None:
 def write_meta(path: str, meta: Meta) -> None:
     """Validate and atomically replace ``path``; unknown fields are kept as they are."""
     validate(meta)
-    text = json.dumps(meta, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(meta, ensure_ascii=False) + "\n"  # one line: with an indent, json encodes in pure Python
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from hostile input (a cwd): as a JSON escape it reads back
-        data = (json.dumps(meta, indent=2) + "\n").encode("ascii")
+        data = (json.dumps(meta) + "\n").encode("ascii")
     atomic_write(path, data)
 
 
