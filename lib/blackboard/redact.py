@@ -51,8 +51,8 @@ VALUES = [
     r"(?m)^[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:(?P<s>\S+)$",  # .pgpass: host:port:database:user:password
     r"\bmysql(?:dump|admin)?\b[^\n]*?[ \t]-p(?P<s>[^\s-]\S*)",  # mysql -pSECRET
 ]
-# Every pattern's match holds one of these (compared in lower case), and a .pgpass line has
-# four colons: text with neither is returned as it is, without running the patterns.
+# Every pattern's match holds one of these (compared in lower case), or is a .pgpass line:
+# text with neither is returned as it is, without compiling or running the patterns.
 MARKERS = (
     "-----begin",
     "sk-",
@@ -119,4 +119,15 @@ def _keep_all_but_the_secret(match: re.Match[str]) -> str:
 
 
 def _has_pgpass_line(text: str) -> bool:
-    return text.count(":") >= 4 and any(line.count(":") >= 4 for line in text.split("\n"))
+    """Whether a line could be .pgpass's ``host:port:database:user:password``.
+
+    Its first four fields are never empty and hold no blank. A board's own lines, such as
+    ``- 2026-11-24T10:07:45Z (main): note: …``, have four colons too, but blanks between them.
+    """
+    if text.count(":") < 4:
+        return False
+    for line in text.split("\n"):
+        fields = line.split(":", 4)
+        if len(fields) == 5 and all(field and not any(c.isspace() for c in field) for field in fields[:4]):
+            return True
+    return False

@@ -3,6 +3,8 @@
 import re
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from blackboard import redact as redaction
 from blackboard.redact import REDACTED, redact
@@ -211,3 +213,22 @@ def test_every_value_pattern_has_a_sample_the_precheck_lets_through(index: int) 
     assert matched, f"no sample in VALUES matches {redaction.VALUES[index]}; add one"
     for sample in matched:
         assert any(m in sample.lower() for m in redaction.MARKERS) or redaction._has_pgpass_line(sample)
+
+
+PGPASS = next(p for p in redaction.VALUES if p.startswith("(?m)^"))  # host:port:database:user:password
+
+
+@given(st.lists(st.text(alphabet="ab9*: \t\r.-_", max_size=12), min_size=1, max_size=7).map(":".join))
+@example("db.internal:5432:app:app_user:pw")
+@example("db.internal:*:app:app_user:pw")
+def test_the_pgpass_precheck_lets_through_every_line_the_pattern_matches(line: str) -> None:
+    text = f"note\n{line}\nmore"
+    if re.search(PGPASS, text):
+        assert redaction._has_pgpass_line(text)
+
+
+def test_a_boards_own_note_lines_do_not_look_like_pgpass_lines() -> None:
+    """Four colons (a time, an author, the note): a colon count alone sent every handoff through the patterns."""
+    line = "- 2026-11-24T01:07:45Z (main): turn 3: found it"
+    assert not redaction._has_pgpass_line(line)
+    assert redact(line) == line
