@@ -542,6 +542,9 @@ def sync_status() -> None:
             lines.append(f"{step.replace('_', ' ')}: {record.get('at')} {outcome}: {record.get('detail')}")
         else:
             lines.append(f"{step.replace('_', ' ')}: never")
+    tidy = info.get("last_tidy")
+    if isinstance(tidy, dict) and not tidy.get("ok"):
+        lines.append(f"last packing of the private repository: {tidy.get('at')} FAILED: {tidy.get('detail')}")
     lines.append(f"pending: {info['pending_sessions']} session(s), {info['pending_removals']} removal(s)")
     lines.append(f"imported from other machines: {info['imported_sessions']} session(s)")
     lines += [f"conflict: {k}: {v}" for k, v in dict(info["conflicts"]).items()]  # type: ignore[call-overload]

@@ -187,22 +187,28 @@ class Tidying:
     Automatic gc is off for the hooks' sake, yet every fetch and every commit adds loose
     objects or a pack: left alone, lookups slow down month by month. This packs them when
     git's usual thresholds say so. Git lets gc run beside readers; nothing may write a ref
-    meanwhile, so the block must not commit or fetch.
+    meanwhile, so the block must not commit or fetch. A gc that fails (a full disk) does
+    not fail the block: ``problem`` says why, and the next round packs again.
     """
 
     CONFIG = ("-c", "gc.auto=6700", "-c", "gc.autoPackLimit=50", "-c", "gc.autoDetach=false")
 
     def __init__(self, store: Store, deadline: float | None) -> None:
         self.store, self.deadline = store, deadline
+        self.problem: str | None = None
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> Tidying:
         self.proc = self.store.spawn([*self.CONFIG, "gc", "--auto", "--quiet"])
+        return self
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
-        if kind is None:
-            self.store.finish(self.proc, None, self.deadline)
-        else:
+        if kind is not None:
             _stop(self.proc)
+            return
+        try:
+            self.store.finish(self.proc, None, self.deadline)
+        except GitFailed as exc:
+            self.problem = str(exc)
 
 
 class Reader:

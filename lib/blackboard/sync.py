@@ -737,10 +737,11 @@ def sync_round(
             finally:
                 fetch.stop()
             try:
-                with fetch.store.tidying(deadline):  # git packs what earlier rounds left while this one reads
+                with fetch.store.tidying(deadline) as tidying:  # git packs what earlier rounds left meanwhile
                     imported = import_commit(resolver, fetch.store, state, commit, host, deadline)
             finally:
                 state.save(resolver)  # what moved in is remembered even when the import stopped half-way
+            _note_status(resolver, "tidy", tidying.problem is None, tidying.problem or "packed when due")
             out.drop_settled(state)
             result.imported += imported.sessions
             result.conflicts += imported.conflicts
@@ -882,6 +883,7 @@ def status(resolver: PathResolver) -> dict[str, object]:
         "ref": config["ref"],
         "last_fetch": recorded.get("fetch"),
         "last_push": recorded.get("push"),
+        "last_tidy": recorded.get("tidy"),
         "pending_sessions": len(pending.signatures),
         "pending_removals": len(pending.removals),
         "imported_sessions": len(state.foreign),

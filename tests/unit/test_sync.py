@@ -400,6 +400,25 @@ def test_imported_metadata_that_would_print_badly_is_refused(root: Path, field: 
     assert "refused" in problem
 
 
+def test_a_failing_gc_never_stops_a_round_and_status_says_so(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blackboard.gitstore import Tidying
+
+    alpha = _machine(tmp_path, "alpha", bare)
+    _ended(alpha, "a1", "alpha")
+    monkeypatch.setattr(Tidying, "CONFIG", ("-c", "gc.auto=not-a-number"))  # git refuses to start gc
+
+    done = _round(alpha, "alpha")
+
+    assert done.pushed == 1
+    assert "sessions/a1/_meta.json" in _remote_paths(bare)
+    tidy = sync.status(alpha)["last_tidy"]
+    assert isinstance(tidy, dict)
+    assert tidy["ok"] is False
+    assert "gc" in tidy["detail"]
+
+
 def test_the_private_repository_is_packed_once_packs_pile_up(store: Store) -> None:
     parent = None
     for n in range(55):  # a fast-import of over 100 objects writes a pack, as a fetch does
