@@ -14,6 +14,10 @@ if venv and not environment.ready(venv):  # before reading any input, so bin/bla
     sys.exit(environment.STALE)
 if venv:
     environment.use_packages(venv)  # bin/blackboard starts it with -S
+elif sys.flags.no_site:  # an environment of the user's own (BLACKBOARD_VENV): its packages, as `site` finds them
+    import site
+
+    site.main()
 
 from blackboard.cli import main  # noqa: E402
 

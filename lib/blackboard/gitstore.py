@@ -224,6 +224,24 @@ class Reader:
     def __init__(self, store: Store, deadline: float | None) -> None:
         self.store, self.deadline = store, deadline
         self.proc: subprocess.Popen[bytes] | None = None
+        self.checker: subprocess.Popen[bytes] | None = None  # ``cat-file --batch-check``, for sizes
+
+    def sizes(self, shas: list[str]) -> list[int]:
+        """Each object's size (-1 when it is missing), from its header alone: no content is read."""
+        found: list[int] = []
+        for start in range(0, len(shas), self.AT_ONCE):
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise GitFailed("git cat-file ran out of time")
+            if self.checker is None:
+                self.checker = self.store.spawn(["cat-file", "--batch-check"], with_stdin=True)
+            assert self.checker.stdin is not None and self.checker.stdout is not None
+            chunk = shas[start : start + self.AT_ONCE]
+            self.checker.stdin.write("".join(f"{sha}\n" for sha in chunk).encode())
+            self.checker.stdin.flush()
+            for _ in chunk:
+                header = self.checker.stdout.readline().split()  # "<sha> <type> <size>" or "<sha> missing"
+                found.append(int(header[2]) if len(header) == 3 else -1)
+        return found
 
     def read(self, sha: str, limit: int) -> bytes | None:
         """The blob ``sha``; None when it is over ``limit`` bytes, missing, or not a blob."""
@@ -260,8 +278,9 @@ class Reader:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self.proc is not None:
-            _stop(self.proc)
+        for proc in (self.proc, self.checker):
+            if proc is not None:
+                _stop(proc)
 
 
 def _entry(record: bytes) -> Entry:

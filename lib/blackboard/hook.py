@@ -118,7 +118,7 @@ def _session_start(
     resolver: PathResolver, session_id: str, payload: dict[str, object], environ: Mapping[str, str]
 ) -> str:
     fetch = _start_fetch(resolver, environ)  # first: git fetches while this hook does its local work
-    from . import context, handoff, migrate, recovery, session
+    from . import migrate, recovery, session
 
     source = optional_str(payload.get("source"))
     source = source if source in session.SOURCES else "startup"
@@ -143,21 +143,38 @@ def _session_start(
     except Exception:  # noqa: BLE001 - an unusable env file costs the Bash tool its variables, not the context
         log_failure("session-start", environ)
         troubled = True
-    if fetch is not None:
-        _finish_fetch(resolver, fetch, environ)
+    if fetch is None:
+        return _start_context(resolver, session_id, source, started.reopened, len(abandoned), troubled, environ)
+    _finish_fetch(resolver, fetch, environ)
+    try:
+        return _start_context(resolver, session_id, source, started.reopened, len(abandoned), troubled, environ)
+    finally:
+        _start_round(resolver, environ)  # last: a new process takes the machine's attention
+
+
+def _start_context(
+    resolver: PathResolver,
+    session_id: str,
+    source: str,
+    reopened: bool,
+    abandoned: int,
+    troubled: bool,
+    environ: Mapping[str, str],
+) -> str:
+    """SessionStart's JSON: the context for the model, and a line for the person when there is news."""
+    from . import context, handoff
+
     limit = settings.context_chars(environ)
     latest = None
-    if source == "compact" or (source == "resume" and started.reopened):
+    if source == "compact" or (source == "resume" and reopened):
         text = context.for_own_board(resolver, session_id, source == "compact", limit)
     else:
         latest = handoff.read_handoff(resolver.latest_handoff_path())
         text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit, latest)
     output: dict[str, object] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-    message = context.status_line(latest[0] if latest else {}, len(abandoned), troubled)
+    message = context.status_line(latest[0] if latest else {}, abandoned, troubled)
     if message:
         output["systemMessage"] = message  # shown to the person in Claude Code's interface
-    if fetch is not None:
-        _start_round(resolver, environ)  # last: a new process takes the machine's attention
     return json.dumps(output)
 
 

@@ -251,7 +251,7 @@ def import_commit(
         return result
     newest: tuple[float, str] | None = None
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
-        layout = _Layout(_entries_to_read(store, state.imported, commit, deadline))
+        layout = _Layout(_entries_to_read(store, reader, state.imported, commit, deadline))
         result.refused += layout.problems
         state.removed |= {i for i in layout.removed if _known(resolver, state, i) or i in layout.sessions}
         ids = [i for i in sorted(layout.sessions) if not _removed(resolver, state, i) and i not in layout.spoiled]
@@ -331,12 +331,13 @@ def _parse_json(data: bytes | None) -> dict:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def _entries_to_read(store: Store, old: str | None, new: str, deadline: float) -> list[Entry]:
-    """The files of ``new`` worth a look: all of them the first time, else those of what changed since ``old``.
+def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, deadline: float) -> list[Entry]:
+    """The files of ``new`` worth a look, with their sizes: all of them the first time, else what changed since ``old``.
 
     A new session folder comes whole in the diff. One that changed is listed whole, since
     an import replaces a folder whole; so is the folder of a handoff that changed alone (a
-    round that ran between a session's end and its final handoff).
+    round that ran between a session's end and its final handoff). A diff names no sizes:
+    they are asked for before any content, so an oversized file is refused unread.
     """
     changes = None
     if old:
@@ -365,6 +366,9 @@ def _entries_to_read(store: Store, old: str | None, new: str, deadline: float) -
             relist.add(f"sessions/{handed_off}")
     if len(relist) >= 1000:  # one listing of the whole tree is cheaper than a long argument list
         return store.tree(new, deadline=deadline)
+    blobs = [e for e in entries if e.kind == BLOB]
+    for entry, size in zip(blobs, reader.sizes([e.sha for e in blobs])):
+        entry.size = size
     return entries + (store.tree(new, sorted(relist), deadline) if relist else [])
 
 

@@ -65,6 +65,16 @@ def test_launcher_runs_the_cli(env: dict, project: Path, resolver: PathResolver)
     assert "task" in help_text.stdout
 
 
+def test_launcher_runs_in_an_environment_of_the_users_own(env: dict, project: Path) -> None:
+    """BLACKBOARD_VENV may name a venv the plugin did not build (no stamp): its packages are still found."""
+    own = dict(env, BLACKBOARD_VENV=sys.prefix)  # the test environment: click and the rest, no stamp of ours
+    assert not (Path(sys.prefix) / ".blackboard-requirements").exists()
+    result = subprocess.run(
+        [LAUNCHER, "note", "from my own venv"], env=own, cwd=project, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+
+
 def test_launcher_through_a_symlink(env: dict, project: Path, tmp_path: Path) -> None:
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "blackboard").symlink_to(LAUNCHER)

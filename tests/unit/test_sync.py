@@ -139,6 +139,8 @@ def test_a_commit_adds_and_deletes_files_and_blobs_come_back_bounded(store: Stor
         assert reader.read_many([big.sha, "f" * 40, big.sha], limit=100) == [b"y" * 100, None, b"y" * 100]
         with pytest.raises(ValueError):
             reader.read_many(["f" * 40] * (reader.AT_ONCE + 1), limit=100)  # more could fill both pipes
+        many = [big.sha, "f" * 40] * reader.AT_ONCE  # sizes are asked a few at a time too
+        assert reader.sizes(many) == [100, -1] * reader.AT_ONCE
 
 
 def test_a_git_past_its_deadline_is_stopped(store: Store, tmp_path: Path) -> None:
@@ -313,7 +315,7 @@ def test_a_session_that_changed_in_part_arrives_whole(tmp_path: Path, bare: str)
 def test_an_oversized_file_in_a_later_commit_is_refused_and_nothing_of_its_session_written(
     tmp_path: Path, bare: str
 ) -> None:
-    """An incremental import learns sizes as it reads: the cap holds there too."""
+    """An incremental import asks the sizes of what the diff names: the cap holds there too."""
     alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
     _ended(beta, "b1", "beta")
     _round(beta, "beta")
@@ -323,7 +325,8 @@ def test_an_oversized_file_in_a_later_commit_is_refused_and_nothing_of_its_sessi
 
     done = _round(alpha, "alpha")
 
-    assert any(line.startswith("x9: ") and "too large" in line for line in done.refused)
+    # refused by its size before any content is read: the diff names no sizes, they are asked for first
+    assert any(line.startswith("sessions/x9/session-notes.md: over 8 MiB") for line in done.refused)
     assert not os.path.lexists(alpha.get_session_blackboard_dir("x9"))
     assert list(Path(alpha.sync_dir).glob("incoming/x9-*")) == []
 
