@@ -230,14 +230,11 @@ class Reader:
         """Each object's size (-1 when it is missing), from its header alone: no content is read."""
         found: list[int] = []
         for start in range(0, len(shas), self.AT_ONCE):
-            if self.deadline is not None and time.monotonic() > self.deadline:
-                raise GitFailed("git cat-file ran out of time")
+            chunk = shas[start : start + self.AT_ONCE]
             if self.checker is None:
                 self.checker = self.store.spawn(["cat-file", "--batch-check"], with_stdin=True)
-            assert self.checker.stdin is not None and self.checker.stdout is not None
-            chunk = shas[start : start + self.AT_ONCE]
-            self.checker.stdin.write("".join(f"{sha}\n" for sha in chunk).encode())
-            self.checker.stdin.flush()
+            self._ask(self.checker, chunk)
+            assert self.checker.stdout is not None
             for _ in chunk:
                 header = self.checker.stdout.readline().split()  # "<sha> <type> <size>" or "<sha> missing"
                 found.append(int(header[2]) if len(header) == 3 else -1)
@@ -251,22 +248,28 @@ class Reader:
         """``read`` for each of ``shas`` (at most ``AT_ONCE``), asked together."""
         if len(shas) > self.AT_ONCE:
             raise ValueError(f"at most {self.AT_ONCE} blobs at once")
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise GitFailed("git cat-file ran out of time")
         proc = self._started()
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write("".join(f"{sha}\n" for sha in shas).encode())
-        proc.stdin.flush()
+        self._ask(proc, shas)
+        assert proc.stdout is not None
+        answers = proc.stdout
         found: list[bytes | None] = []
         for _ in shas:
-            header = proc.stdout.readline().split()
+            header = answers.readline().split()
             if len(header) != 3:  # "<sha> missing"
                 found.append(None)
                 continue
             size = int(header[2])
-            found.append(_read_exactly(proc.stdout.read, size, keep=header[1] == b"blob" and size <= limit))
-            proc.stdout.read(1)  # the newline after each object
+            found.append(_read_exactly(answers.read, size, keep=header[1] == b"blob" and size <= limit))
+            answers.read(1)  # the newline after each object
         return found
+
+    def _ask(self, proc: subprocess.Popen[bytes], shas: list[str]) -> None:
+        """Send a few names to a ``cat-file``, unless the deadline has passed."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise GitFailed("git cat-file ran out of time")
+        assert proc.stdin is not None
+        proc.stdin.write("".join(f"{sha}\n" for sha in shas).encode())
+        proc.stdin.flush()
 
     def _started(self) -> subprocess.Popen[bytes]:
         if self.proc is None:
