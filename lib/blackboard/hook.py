@@ -143,13 +143,13 @@ def _session_start(
     except Exception:  # noqa: BLE001 - an unusable env file costs the Bash tool its variables, not the context
         log_failure("session-start", environ)
         troubled = True
-    if fetch is None:
-        return _start_context(resolver, session_id, source, started.reopened, len(abandoned), troubled, environ)
-    _finish_fetch(resolver, fetch, environ)
+    if fetch is not None:
+        _finish_fetch(resolver, fetch, environ)
     try:
         return _start_context(resolver, session_id, source, started.reopened, len(abandoned), troubled, environ)
     finally:
-        _start_round(resolver, environ)  # last: a new process takes the machine's attention
+        if fetch is not None:
+            _start_round(resolver, environ)  # last: a new process takes the machine's attention
 
 
 def _start_context(
