@@ -342,13 +342,13 @@ def sync_increment(python: str, blackboard: List[str], env: Dict[str, str], work
     alternate turns, the one the hooks start after every SessionStart and SessionEnd
     (`launch.py sync`) and `blackboard sync`, the command, which also loads click.
     """
+    name = "a sync round, 10 new / 10 000 sessions / `git fetch`"
     try:
         rounds, commands, fetches, problems = sync_rounds(python, blackboard, env, work)
     except RuntimeError as exc:
-        report("a sync round of 10 new / 10 000 sessions / `git fetch`", "no figure", "<= 2x", False)
-        print(f"      {exc}", flush=True)
+        no_figure(name, 2.0, exc)
         return
-    report_series("a sync round, 10 new / 10 000 sessions / `git fetch`", rounds, fetches, problems, 2.0, 0)
+    report_series(name, rounds, fetches, problems, 2.0, 0)
     command, fetched = statistics.median(commands), statistics.median(fetches)
     inform(
         "  the same by `blackboard sync` (with click)",
@@ -364,10 +364,15 @@ def report_ratio(name: str, measure: Callable[[], Series], limit: float, digits:
     try:
         ours, baseline, problems = measure()
     except RuntimeError as exc:
-        report(name, "no figure", f"<= {limit:g}x", False)
-        print(f"      {exc}", flush=True)
+        no_figure(name, limit, exc)
         return
     report_series(name, ours, baseline, problems, limit, digits)
+
+
+def no_figure(name: str, limit: float, why: RuntimeError) -> None:
+    """A measurement that hung or failed: reported as failed, with why, and the other benchmarks still run."""
+    report(name, "no figure", f"<= {limit:g}x", False)
+    print(f"      {why}", flush=True)
 
 
 def report_series(
