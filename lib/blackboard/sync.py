@@ -31,6 +31,7 @@ from .paths import BOARD_FILES, META_FILE, PathResolver
 from .project import safe_segment
 from .redact import redact
 from .registry import active_session_ids, session_folders
+from .render import inline
 
 FETCHED, BUILT = "refs/fetched", "refs/built"  # in the private repository
 SESSION_FILES = (META_FILE, *BOARD_FILES.values())
@@ -316,9 +317,7 @@ def _clashes(reader: Reader, layout: _Layout, ours: list[str], host: str) -> lis
         theirs = _parse_json(reader.read(entry.sha, 64 * 1024) if entry is not None else None)
         other = theirs.get("host")
         if other != host:
-            clashes.append(
-                f"{session_id}: conflict: also written by {_printable(str(other))[:64]}; kept this machine's"
-            )
+            clashes.append(f"{session_id}: conflict: also written by {inline(other, 64)}; kept this machine's")
     return clashes
 
 
@@ -385,7 +384,7 @@ class _Layout:
         for entry in entries:
             problem = self._place(entry)
             if problem:
-                self.problems.append(f"{_printable(entry.path)}: {problem}")
+                self.problems.append(f"{inline(entry.path, 200)}: {problem}")
                 parts = entry.path.split("/")
                 if parts[0] in ("sessions", "handoff") and len(parts) > 1:
                     self.spoiled.add(parts[1] if parts[0] == "sessions" else _handoff_id(parts[1]) or parts[1])
@@ -427,10 +426,6 @@ def _handoff_id(name: str) -> str | None:
     return session_id if is_session_id(session_id) else None
 
 
-def _printable(text: str) -> str:
-    return "".join(c if c.isprintable() else "?" for c in text)[:200]
-
-
 def _removed(resolver: PathResolver, state: State, session_id: str) -> bool:
     """Whether a cleanup removed the session, here or on another machine: then it is never imported again."""
     return session_id in state.removed or os.path.lexists(resolver.sync_removed_marker(session_id))
@@ -463,7 +458,7 @@ def _import_session(
     if os.path.lexists(resolver.get_session_blackboard_dir(session_id)):  # imported before: an update from its machine
         existing = read_meta_or_none(resolver.meta_path(session_id)) or {}
         if existing.get("host") != meta.get("host"):
-            return f"conflict: also sent by {_printable(str(existing.get('host')))[:64]}; kept the first one", None
+            return f"conflict: also sent by {inline(existing.get('host'), 64)}; kept the first one", None
         same = _same(resolver, session_id, files)
     state.foreign.add(session_id)  # before the move: an import cut short must not take it for this machine's
     if not same:
@@ -492,7 +487,7 @@ def _check_meta(resolver: PathResolver, session_id: str, data: bytes | None) -> 
         loaded = json.loads(data.decode("utf-8"))
         meta = upgrade(loaded if isinstance(loaded, dict) else {}, f"{session_id}/_meta.json")
     except (ValueError, RecursionError, BlackboardError) as exc:
-        return empty, f"unreadable _meta.json ({_printable(str(exc))[:80]}); refused"
+        return empty, f"unreadable _meta.json ({inline(exc, 80)}); refused"
     if meta.get("session_id") != session_id:
         return empty, "its _meta.json names another session; refused"
     if (meta.get("org"), meta.get("project")) != (resolver.project.org, resolver.project.name):
