@@ -14,6 +14,7 @@ from typing import Iterator, List, Mapping, NamedTuple
 from . import environment, handoff, recovery, render, settings
 from .clock import compact_now, format_utc, now_iso
 from .errors import BlackboardError
+from .fsutil import held_for
 from .meta import ABANDONED, ACTIVE, FINISHED, new_meta, write_meta
 from .paths import PathResolver
 from .registry import (
@@ -186,25 +187,12 @@ def _check_leftovers(root: str, repair: bool) -> List[Finding]:
                 fixed = repair and _remove(path)
                 fix = "blackboard doctor --fix removes it (the file it was replacing is intact)"
                 findings.append(Finding(f"{path} is left over from a crashed write", fix, fixed))
-            elif name.endswith(".lock") and age > LOCK_HELD_TOO_LONG and _held(path):
-                findings.append(Finding(f"{path} has been held for a long time", f"find the holder: fuser {path}"))
+            elif name.endswith(".lock") and age > LOCK_HELD_TOO_LONG:  # untouched for long: is it held since?
+                held = held_for(path)
+                if held > LOCK_HELD_TOO_LONG:
+                    problem = f"{path} has been held for {held / 60:.0f} minutes"
+                    findings.append(Finding(problem, f"find the holder: fuser {path}"))
     return findings
-
-
-def _held(path: str) -> bool:
-    import fcntl
-
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # also releases the lock if we got it
-    return False
 
 
 def _remove(path: str) -> bool:

@@ -86,7 +86,11 @@ def try_lock(path: str) -> Callable[[], object] | None:
 
 
 def _flock(lock_path: str, timeout: float) -> Callable[[], object]:
-    """Take the ``flock`` on ``lock_path``, polling until ``timeout``; returns what releases it (closing the file)."""
+    """Take the ``flock`` on ``lock_path``, polling until ``timeout``; returns what releases it (closing the file).
+
+    Taking it stamps the file's modification time: while the lock is held, that is when
+    its holder took it (``held_for``).
+    """
     import fcntl
     import time
 
@@ -96,6 +100,7 @@ def _flock(lock_path: str, timeout: float) -> Callable[[], object]:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                os.utime(fd)
                 return lambda: os.close(fd)
             except BlockingIOError:
                 if time.monotonic() > deadline:
@@ -104,6 +109,20 @@ def _flock(lock_path: str, timeout: float) -> Callable[[], object]:
     except BaseException:
         os.close(fd)
         raise
+
+
+def held_for(lock_path: str) -> float:
+    """Seconds the lock file ``lock_path`` has been held, by the stamp its holder set; 0 when it is free."""
+    import time
+
+    release = try_lock(lock_path[: -len(".lock")])
+    if release is not None:
+        release()
+        return 0.0
+    try:
+        return max(time.time() - os.stat(lock_path).st_mtime, 0.0)
+    except OSError:
+        return 0.0
 
 
 def append_text(path: str, text: str) -> None:

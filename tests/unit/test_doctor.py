@@ -1,4 +1,7 @@
+from __future__ import annotations
+
 import json
+import multiprocessing
 import os
 import time
 from pathlib import Path
@@ -91,32 +94,66 @@ def test_the_environment_and_the_root_are_checked(tmp_path: Path) -> None:
 
 
 def _hold(path: str, seconds: float) -> None:
-    from filelock import FileLock
+    from blackboard.fsutil import file_lock
 
-    with FileLock(path):
+    with file_lock(path[: -len(".lock")]):
         time.sleep(seconds)
 
 
-def test_a_lock_held_for_long_is_reported_but_never_removed(resolver: PathResolver, root: Path) -> None:
-    import multiprocessing
-
-    session.start(resolver, "s1", "startup", {})
-    lock = resolver.meta_path("s1") + ".lock"
+def _start_holder(lock: str, since: float | None) -> multiprocessing.process.BaseProcess:
+    """A process holding ``lock``; with ``since``, the file is stamped as if taken that long ago."""
     holder = multiprocessing.get_context("spawn").Process(target=_hold, args=(lock, 5.0))
     holder.start()
     deadline = time.time() + 20
-    while not os.path.exists(lock) and time.time() < deadline:
+    while not _held(lock):
+        assert time.time() < deadline, "the holder never took the lock"
         time.sleep(0.05)
-    time.sleep(0.5)
-    old = time.time() - 3600
-    os.utime(lock, (old, old))
+    if since is not None:
+        os.utime(lock, (time.time() - since, time.time() - since))
+    return holder
+
+
+def _held(lock: str) -> bool:
+    """Whether another process holds ``lock``, asked without stamping it as the library's lock does."""
+    import fcntl
+
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def test_a_lock_held_for_long_is_reported_but_never_removed(resolver: PathResolver, root: Path) -> None:
+    session.start(resolver, "s1", "startup", {})
+    lock = resolver.meta_path("s1") + ".lock"
+    holder = _start_holder(lock, since=3600)
     (finding,) = _problems(root, repair=True)
-    assert "held for a long time" in finding.problem
+    assert f"{lock} has been held for 60 minutes" == finding.problem
     assert "fuser" in finding.fix
     assert not finding.fixed
     assert os.path.exists(lock)
     holder.join(30)
     assert _problems(root) == []  # released: an idle lock file is no problem
+
+
+def test_an_old_lock_file_taken_just_now_is_no_problem(resolver: PathResolver, root: Path) -> None:
+    session.start(resolver, "s1", "startup", {})
+    lock = resolver.meta_path("s1") + ".lock"
+    Path(lock).touch()
+    old = time.time() - 2 * 86400
+    os.utime(lock, (old, old))  # created two days ago, when the session last wrote its metadata
+    holder = _start_holder(lock, since=None)
+    try:
+        assert _problems(root) == []
+    finally:
+        holder.join(30)
 
 
 def test_a_session_folder_without_metadata_is_reported(resolver: PathResolver, root: Path) -> None:
