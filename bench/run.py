@@ -118,7 +118,7 @@ def run_all(python: str, venv: Path, work: Path) -> None:
     cleanup(blackboard, env, project, work, full)
 
     session_end(hook, env, project, work)
-    notes_at_once(blackboard, env, project, work)
+    notes_at_once(env, project, work)
     sync_increment(python, blackboard, env, work)
     sync_session_start(hook, blackboard, env, work)
 
@@ -247,7 +247,7 @@ def session_end(hook: List[str], env: Dict[str, str], project: Path, work: Path)
     )
 
 
-def notes_at_once(blackboard: List[str], env: Dict[str, str], project: Path, work: Path) -> None:
+def notes_at_once(env: Dict[str, str], project: Path, work: Path) -> None:
     """16 processes writing 200 notes each at the same time, through the library as agents' tools would."""
     root = work / "root-notes"
     env = dict(env, BLACKBOARD_ROOT=str(root), BLACKBOARD_SESSION_ID="busy")

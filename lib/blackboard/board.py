@@ -59,7 +59,7 @@ class Board:
             if holder:
                 raise BlackboardError(f"task {task_id} is already claimed by {holder}; pick another task")
             fields = {**task.fields, "status": "claimed", "claimed_by": author, "claimed_at": now_iso()}
-            return Entry(task.id, fields, task.body, task.line)
+            return Entry(task.id, fields, task.body)
 
         return self._update("tasks", task_id, claim)
 
@@ -70,7 +70,7 @@ class Board:
             if task.fields.get("status") == "done":
                 raise BlackboardError(f"task {task_id} is already done")
             fields = {**task.fields, "status": "done", "done_by": author, "done_at": now_iso()}
-            return Entry(task.id, fields, task.body, task.line)
+            return Entry(task.id, fields, task.body)
 
         return self._update("tasks", task_id, finish)
 

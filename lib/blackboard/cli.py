@@ -51,7 +51,8 @@ def GLOBAL(function: Callable[..., Any]) -> Callable[..., Any]:  # noqa: N802 - 
 
 
 class _Command(click.Command):
-    """Options anywhere among the words; a word that starts with '-' but is no option is text.
+    """Options anywhere among the words. A word shaped like an option (``approve.OPTION``) is one,
+    so a mistyped option is an error, not text; other words, and every word after ``--``, are text.
 
     ``blackboard note "- fixed the flaky test" --json`` writes the note and prints JSON.
     """
@@ -87,11 +88,11 @@ def _options_first(command: click.Command, ctx: click.Context, args: List[str]) 
 EXPECTED, USAGE, BUG, INTERRUPTED = 1, 2, 3, 130
 
 
-def _board(ctx: click.Context) -> Board:
+def _board() -> Board:
     return locate(os.environ, os.getcwd(), _options().get("session"))
 
 
-def _author(ctx: click.Context) -> str:
+def _author() -> str:
     return settings.author(_options().get("author"))
 
 
@@ -172,11 +173,10 @@ cli.command_class = _Command
 @click.argument("text", nargs=-1)
 @FILE
 @GLOBAL
-@click.pass_context
-def note(ctx: click.Context, text: Sequence[str], path: Optional[str]) -> None:
+def note(text: Sequence[str], path: Optional[str]) -> None:
     """Append a note (a decision, a finding) to session-notes.md. TEXT '-' reads stdin."""
-    board = _board(ctx)
-    note_id = board.note(_text(text, path), _author(ctx))
+    board = _board()
+    note_id = board.note(_text(text, path), _author())
     _emit({"id": note_id, "session_id": board.session_id}, note_id)
     _capacity(board)
 
@@ -193,41 +193,37 @@ task.command_class = _Command
 @click.argument("text", nargs=-1)
 @FILE
 @GLOBAL
-@click.pass_context
-def task_add(ctx: click.Context, text: Sequence[str], path: Optional[str]) -> None:
+def task_add(text: Sequence[str], path: Optional[str]) -> None:
     """Add an open task; prints its id. TEXT '-' reads stdin."""
-    board = _board(ctx)
-    task_id = board.add_task(_text(text, path), _author(ctx))
+    board = _board()
+    task_id = board.add_task(_text(text, path), _author())
     _emit({"id": task_id, "session_id": board.session_id}, task_id)
 
 
 @task.command("claim")
 @click.argument("task_id")
 @GLOBAL
-@click.pass_context
-def task_claim(ctx: click.Context, task_id: str) -> None:
+def task_claim(task_id: str) -> None:
     """Claim a task before working on it; fails if someone else has it."""
-    claimed = _board(ctx).claim_task(task_id, _author(ctx))
+    claimed = _board().claim_task(task_id, _author())
     _emit(_entry(claimed), f"claimed {claimed.id}: {claimed.body}")
 
 
 @task.command("done")
 @click.argument("task_id")
 @GLOBAL
-@click.pass_context
-def task_done(ctx: click.Context, task_id: str) -> None:
+def task_done(task_id: str) -> None:
     """Mark a task done."""
-    finished = _board(ctx).finish_task(task_id, _author(ctx))
+    finished = _board().finish_task(task_id, _author())
     _emit(_entry(finished), f"done {finished.id}: {finished.body}")
 
 
 @task.command("list")
 @click.option("--all", "show_all", is_flag=True, help="Include done tasks.")
 @GLOBAL
-@click.pass_context
-def task_list(ctx: click.Context, show_all: bool) -> None:
+def task_list(show_all: bool) -> None:
     """List open and claimed tasks (all with --all)."""
-    board = _board(ctx)
+    board = _board()
     tasks, problems = board.entries("tasks")
     shown = [t for t in tasks if show_all or t.fields.get("status") != "done"]
     lines = [_task_line(t) for t in shown] or ["(no tasks)"]
@@ -248,40 +244,36 @@ def _task_line(task: Entry) -> str:
 @click.option("--replace", is_flag=True, help="Overwrite an existing key.")
 @FILE
 @GLOBAL
-@click.pass_context
-def post(ctx: click.Context, key: str, value: Sequence[str], replace: bool, path: Optional[str]) -> None:
+def post(key: str, value: Sequence[str], replace: bool, path: Optional[str]) -> None:
     """Post VALUE under KEY in shared-context.md for other agents. VALUE '-' reads stdin."""
-    board = _board(ctx)
-    board.post(key, _text(value, path), _author(ctx), replace)
+    board = _board()
+    board.post(key, _text(value, path), _author(), replace)
     _emit({"key": key, "session_id": board.session_id}, key)
 
 
 @cli.command()
 @click.argument("key")
 @GLOBAL
-@click.pass_context
-def read(ctx: click.Context, key: str) -> None:
+def read(key: str) -> None:
     """Print the value posted under KEY."""
-    entry = _board(ctx).read(key)
+    entry = _board().read(key)
     _emit(_entry(entry), entry.body)
 
 
 @cli.command("claim")
 @click.argument("key")
 @GLOBAL
-@click.pass_context
-def claim_key(ctx: click.Context, key: str) -> None:
+def claim_key(key: str) -> None:
     """Read and remove KEY; exactly one claimant gets it."""
-    entry = _board(ctx).claim_key(key)
+    entry = _board().claim_key(key)
     _emit(_entry(entry), entry.body)
 
 
 @cli.command("list")
 @GLOBAL
-@click.pass_context
-def list_keys(ctx: click.Context) -> None:
+def list_keys() -> None:
     """List the keys in shared-context.md."""
-    board = _board(ctx)
+    board = _board()
     items, problems = board.entries("context")
     lines = [f"{e.id:<24} {e.fields.get('author', '?'):<14} {_first_line(e.body)}" for e in items] or ["(no keys)"]
     _emit({"session_id": board.session_id, "entries": [_entry(e) for e in items]}, "\n".join(lines))
@@ -335,14 +327,13 @@ def _session_row(resolver: PathResolver, entry: SessionEntry) -> Dict[str, Any]:
 @cli.command()
 @click.argument("session_id", required=False)
 @GLOBAL
-@click.pass_context
-def show(ctx: click.Context, session_id: Optional[str]) -> None:
+def show(session_id: Optional[str]) -> None:
     """Show one session's board (default: the current session)."""
     from . import render
 
     if session_id:
         _options()["session"] = session_id
-    board = _board(ctx)
+    board = _board()
     meta = board.meta()
     tasks, task_problems = board.entries("tasks")
     context, context_problems = board.entries("context")
@@ -466,11 +457,14 @@ def _remove_with_progress(retention: Any, doomed: List[Any]) -> Any:
 
 
 def _bytes(size: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024  # type: ignore[assignment]
-    return f"{size} B"
+    if size < 1024:
+        return f"{size} B"
+    amount = size / 1024
+    for unit in ("KiB", "MiB"):
+        if amount < 1024:
+            return f"{amount:.1f} {unit}"
+        amount /= 1024
+    return f"{amount:.1f} GiB"
 
 
 @cli.group(invoke_without_command=True)
@@ -506,7 +500,6 @@ def sync(ctx: click.Context) -> None:
 def sync_enable(remote: Optional[str]) -> None:
     """Turn sync on for this project: sessions travel through a ref of its git remote."""
     from . import sync as syncing
-    from .redact import redact
 
     resolver = _here()
     url = syncing.enable(resolver, remote, os.environ)
@@ -574,8 +567,7 @@ def doctor(repair: bool) -> None:
 
 @cli.command()
 @GLOBAL
-@click.pass_context
-def where(ctx: click.Context) -> None:
+def where() -> None:
     """Show the paths blackboard resolves, and why."""
     resolver = _here()
     root_from = settings.root_source() or "the default"
@@ -588,7 +580,7 @@ def where(ctx: click.Context) -> None:
         "project_dir": resolver.project_dir,
     }
     try:
-        board = _board(ctx)
+        board = _board()
         data.update(session_id=board.session_id, session_from=board.found_by, board_dir=board.directory)
     except BlackboardError as exc:
         data.update(session_id=None, session_from=str(exc), board_dir=None)

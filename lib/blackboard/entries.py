@@ -25,18 +25,17 @@ NEWLINES_AT_END = "newlines_at_end"  # a field of ours: how many newlines end th
 
 
 class Entry:
-    """One ``## {id}`` block: its fields, its body, and the line it starts on (1-based; 0 when new)."""
+    """One ``## {id}`` block: its fields and its body."""
 
-    __slots__ = ("id", "fields", "body", "line")
+    __slots__ = ("id", "fields", "body")
 
-    def __init__(self, entry_id: str, fields: dict[str, str], body: str, line: int = 0) -> None:
+    def __init__(self, entry_id: str, fields: dict[str, str], body: str) -> None:
         self.id = entry_id
         self.fields = fields
         self.body = body
-        self.line = line
 
     def __repr__(self) -> str:
-        return f"Entry({self.id!r}, {self.fields!r}, {self.body!r}, {self.line})"
+        return f"Entry({self.id!r}, {self.fields!r}, {self.body!r})"
 
 
 def initial_text(kind: str, session_id: str) -> str:
@@ -71,7 +70,7 @@ def _parse_block(lines: list[str], start: int, end: int) -> tuple[Entry | None, 
     body = "\n".join(_unescape(line) for line in block[i + 1 :]).rstrip("\n")
     newlines = fields.pop(NEWLINES_AT_END, "")
     body += "\n" * (int(newlines) if newlines.isdigit() and len(newlines) < 6 else 0)
-    return Entry(heading.group(1), fields, body, start + 1), None
+    return Entry(heading.group(1), fields, body), None
 
 
 def parse(text: str) -> tuple[list[Entry], list[str]]:
@@ -135,7 +134,7 @@ def put(path: str, key: str, fields: dict[str, str], body: str, replace: bool = 
     """
     if not re.fullmatch(KEY, key):
         raise BlackboardError(f"invalid key {key[:70]!r}: use 1-64 letters, digits or '_'")
-    new = Entry(key, _stamped(fields), body, 0)
+    new = Entry(key, _stamped(fields), body)
     with file_lock(path):
         lines = read_text(path).split("\n")
         for start, end in _blocks(lines):

@@ -1,4 +1,4 @@
-"""The one place that writes files: atomic replace, locked append, locks, tail reads."""
+"""The one place that writes files: atomic replace, locked append, locks; and bounded reads."""
 
 from __future__ import annotations
 
@@ -208,6 +208,26 @@ def read_text(path: str, max_bytes: int = MAX_WHOLE_READ) -> str:
 
         raise BlackboardError(f"{path} is over {max_bytes // (1024 * 1024)} MiB; move old entries out of it by hand")
     return "" if data is None else data.decode("utf-8", errors="replace")
+
+
+def json_object(data: bytes | None) -> dict:
+    """``data`` as a JSON object; ``{}`` for nothing, bad bytes, deep nesting or any other JSON value."""
+    import json
+
+    try:
+        loaded = json.loads(data or b"{}")
+    except (ValueError, RecursionError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def read_json_object(path: str, max_bytes: int, follow: bool = False) -> dict:
+    """A JSON file as a dict; ``{}`` when it is missing, no regular file, damaged or over ``max_bytes``."""
+    try:
+        data = read_bounded(path, max_bytes + 1, follow)
+    except OSError:
+        return {}
+    return {} if data is not None and len(data) > max_bytes else json_object(data)
 
 
 def resolves_inside(root: str, path: str) -> bool:

@@ -16,8 +16,7 @@ from collections.abc import Callable, Mapping
 
 from .errors import BlackboardError
 
-BLOB, SYMLINK, GITLINK = "blob", "120000", "160000"
-ZERO = "0" * 40
+BLOB, GITLINK = "blob", "160000"
 # No prompt may wait for a person: git's own, its askpass helpers (an empty GIT_ASKPASS
 # stops git from trying core.askPass and SSH_ASKPASS), Git Credential Manager's, ssh's.
 QUIET_ENV = {

@@ -22,9 +22,11 @@ from .fsutil import (
     file_lock,
     open_regular,
     read_bounded,
+    read_json_object,
     read_tail,
     read_text,
     refuse_links,
+    resolves_inside,
 )
 from .ids import is_session_id
 from .meta import read_meta_or_none
@@ -139,12 +141,9 @@ def _mnemonic_imports(
 
 def _imported(legacy_dir: str, folder: str) -> bool:
     """Whether the manifest records a finished import of ``folder``."""
-    try:
-        manifest = json.loads(read_text(os.path.join(legacy_dir, MANIFEST)) or "{}")
-    except (OSError, ValueError):
-        return False
-    runs = manifest.get("migrations") if isinstance(manifest, dict) else None
-    return any(isinstance(r, dict) and r.get("copied") and r.get("source") == folder for r in runs or [])
+    runs = read_json_object(os.path.join(legacy_dir, MANIFEST), MAX_WHOLE_READ).get("migrations")
+    runs = runs if isinstance(runs, list) else []
+    return any(isinstance(r, dict) and r.get("copied") and r.get("source") == folder for r in runs)
 
 
 def _import_copy(resolver: PathResolver, folder: str, legacy_dir: str) -> list[PlannedMove]:
@@ -210,17 +209,12 @@ def carry_over_former_handoff(resolver: PathResolver) -> bool:
         return False
     meta = read_meta_or_none(old.meta_path(session_id))
     cwd = meta.get("cwd") if meta else None
-    if not isinstance(cwd, str) or not _inside(cwd, project.toplevel):
+    if not isinstance(cwd, str) or not resolves_inside(project.toplevel, cwd):
         return False
     fields, body = found
     fields["carried_over_from"] = f"{former[0]}/{former[1]}"
     handoff.publish_latest(resolver, handoff.dump_front_matter(fields) + body)
     return True
-
-
-def _inside(path: str, folder: str) -> bool:
-    real, top = os.path.realpath(path), os.path.realpath(folder)
-    return real == top or real.startswith(top + os.sep)
 
 
 def _free_name(name: str, taken: set[str]) -> str:

@@ -7,10 +7,9 @@ store is ``memory_store_path`` in ``~/.config/mnemonic/config.json``, else
 
 from __future__ import annotations
 
-import json
 import os
 
-from .fsutil import read_bounded
+from .fsutil import read_json_object
 
 CONFIG = os.path.join(".config", "mnemonic", "config.json")
 DEFAULT_STORE = os.path.join(".claude", "mnemonic")
@@ -30,12 +29,8 @@ class Source:
 def store_root(home: str) -> str:
     """mnemonic's store: ``memory_store_path`` from its config when that is usable, else its default."""
     default = os.path.join(home, DEFAULT_STORE)
-    try:
-        data = read_bounded(os.path.join(home, CONFIG), MAX_CONFIG_BYTES, follow=True)  # dotfiles are often links
-        config = json.loads(data) if data else {}
-    except (OSError, ValueError):
-        return default
-    value = config.get("memory_store_path") if isinstance(config, dict) else None
+    config = read_json_object(os.path.join(home, CONFIG), MAX_CONFIG_BYTES, follow=True)  # dotfiles are often links
+    value = config.get("memory_store_path")
     if not isinstance(value, str) or not value or "\0" in value:
         return default
     path = home + value[1:] if value == "~" or value.startswith("~/") else value

@@ -72,7 +72,7 @@ def parse_remote(url: str) -> tuple[str, str] | None:
     """``(org, project)`` from a git remote URL, or None when it names no repository.
 
     The host is part of the name, except for GitHub, whose boards keep the name they had
-    before hosts counted (docs/adr/0017-hosts-in-project-identity.md):
+    before hosts counted (docs/adr/0018-hosts-in-project-identity.md):
 
     - ``git@github.com:acme/widget.git`` -> ``("acme", "widget")``;
     - ``https://gitlab.com/a/b/widget`` -> ``("gitlab.com+a+b", "widget")``;

@@ -11,11 +11,13 @@ from collections.abc import Container
 
 from .clock import format_utc
 from .errors import BlackboardError
-from .fsutil import create_exclusive, refuse_links
+from .fsutil import create_exclusive, read_json_object, refuse_links
 from .ids import is_session_id
 from .meta import Meta, read_meta
 from .paths import META_FILE, TRASH_PREFIX, PathResolver
 from .project import Project
+
+ACTIVE_FOR_SECONDS = 24 * 3600.0  # a machine silent for a day is no longer listed as working
 
 
 class SessionEntry:
@@ -200,20 +202,12 @@ def last_activity(resolver: PathResolver, session_id: str) -> str:
 
 def remote_active(resolver: PathResolver) -> list[dict[str, str]]:
     """Other machines' active sessions as sync last fetched them: ``{"host", "session_id", "since"}``."""
-    import json
-
-    from .fsutil import read_bounded
-
-    try:
-        data = json.loads(read_bounded(resolver.sync_file("remote-active.json"), 1 << 20) or b"{}")
-    except (OSError, ValueError):
-        return []
-    machines = data.get("machines") if isinstance(data, dict) else None
-    if not isinstance(machines, dict):
-        return []
     import time
 
-    recent = time.time() - 24 * 3600  # a machine silent for a day is no longer listed (sync.ACTIVE_FOR_SECONDS)
+    machines = read_json_object(resolver.sync_file("remote-active.json"), 1 << 20).get("machines")
+    if not isinstance(machines, dict):
+        return []
+    recent = time.time() - ACTIVE_FOR_SECONDS
     records = [r for rs in machines.values() if isinstance(rs, list) for r in rs if isinstance(r, dict)]
     records = [r for r in records if isinstance(r.get("updated"), (int, float)) and r["updated"] > recent]
     return [r for r in records if all(isinstance(r.get(k), str) for k in ("host", "session_id", "since"))]

@@ -23,24 +23,31 @@ from collections.abc import Callable, Mapping
 from . import handoff, settings
 from .clock import epoch_seconds, now_iso
 from .errors import BlackboardError
-from .fsutil import atomic_write, create_exclusive, file_lock, read_bounded, read_text, refuse_links, try_lock
+from .fsutil import (
+    atomic_write,
+    create_exclusive,
+    file_lock,
+    json_object,
+    read_bounded,
+    read_json_object,
+    refuse_links,
+    try_lock,
+)
 from .gitstore import BLOB, Entry, GitFailed, Reader, Store
 from .ids import is_session_id
-from .meta import FINISHED, Meta, read_meta_or_none, upgrade
+from .meta import FINISHED, MAX_META_BYTES, Meta, read_meta_or_none, upgrade
 from .paths import BOARD_FILES, META_FILE, PathResolver
 from .project import safe_segment
 from .redact import redact
-from .registry import active_session_ids, session_folders
+from .registry import ACTIVE_FOR_SECONDS, active_session_ids, session_folders
 from .render import inline
 
 FETCHED, BUILT = "refs/fetched", "refs/built"  # in the private repository
 SESSION_FILES = (META_FILE, *BOARD_FILES.values())
 MAX_FILE_BYTES = 8 * 1024 * 1024  # larger board files stay on their machine; status says so
 MAX_ACTIVE_BYTES = 64 * 1024
-MAX_META_BYTES = 1024 * 1024  # as much as a local _meta.json may hold
 HOST_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 MAX_ACTIVE_RECORDS = 50
-ACTIVE_FOR_SECONDS = 24 * 3600.0  # a machine silent for a day is no longer listed as working
 PUSH_ATTEMPTS = 6
 ROUND_SECONDS = 300.0
 Progress = Callable[[str], None]
@@ -106,11 +113,7 @@ def _config(resolver: PathResolver) -> dict[str, str]:
 
 def _read_json(path: str) -> dict:
     """A state file of ours as a dict; ``{}`` when it is missing, damaged or over 16 MiB."""
-    try:
-        data = json.loads(read_text(path, 16 * 1024 * 1024) or "{}")
-    except (OSError, ValueError, RecursionError, BlackboardError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_json_object(path, 16 * 1024 * 1024)
 
 
 class State:
@@ -314,20 +317,11 @@ def _clashes(reader: Reader, layout: _Layout, ours: list[str], host: str) -> lis
     clashes = []
     for session_id in ours:
         entry = layout.sessions[session_id].get(META_FILE)
-        theirs = _parse_json(reader.read(entry.sha, 64 * 1024) if entry is not None else None)
+        theirs = json_object(reader.read(entry.sha, 64 * 1024) if entry is not None else None)
         other = theirs.get("host")
         if other != host:
             clashes.append(f"{session_id}: conflict: also written by {inline(other, 64)}; kept this machine's")
     return clashes
-
-
-def _parse_json(data: bytes | None) -> dict:
-    """A JSON object from the remote, or ``{}``: deep nesting or bad bytes never raise."""
-    try:
-        loaded = json.loads((data or b"{}").decode("utf-8"))
-    except (ValueError, RecursionError):
-        return {}
-    return loaded if isinstance(loaded, dict) else {}
 
 
 def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, deadline: float) -> list[Entry]:
@@ -572,7 +566,7 @@ def _updated(records: list) -> float:
 
 def _active_records(name: str, data: bytes | None) -> list[dict[str, object]]:
     """The records of one ``active/{name}.json``; none when its host is not the one its name says."""
-    loaded = _parse_json(data)
+    loaded = json_object(data)
     host = loaded.get("host")
     if not isinstance(host, str) or not re.fullmatch(HOST_NAME, host) or safe_segment(host) != name:
         return []

@@ -3,6 +3,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from blackboard import fsutil
 
@@ -151,3 +153,29 @@ def test_a_held_lock_times_out_with_a_fix(tmp_path: Path) -> None:
             pass
     finally:
         held.release()
+
+
+@given(st.binary(max_size=200))
+def test_any_bytes_read_as_a_json_object_give_a_dict(data: bytes) -> None:
+    assert isinstance(fsutil.json_object(data), dict)
+
+
+def test_a_json_object_file_is_read_only_whole_and_only_when_it_is_an_object(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    assert fsutil.read_json_object(str(path), 100) == {}  # missing
+    path.write_text('{"a": [1, 2]}')
+    assert fsutil.read_json_object(str(path), 100) == {"a": [1, 2]}
+    assert fsutil.read_json_object(str(path), 5) == {}  # over the cap: never a part for the whole
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert fsutil.read_json_object(str(path), 1 << 20) == {}  # nesting too deep for the parser
+    path.write_text('"a string"')
+    assert fsutil.read_json_object(str(path), 100) == {}
+    path.unlink()
+    path.mkdir()
+    assert fsutil.read_json_object(str(path), 100) == {}  # no regular file
+    link = tmp_path / "link.json"
+    target = tmp_path / "target.json"
+    target.write_text('{"b": 1}')
+    link.symlink_to(target)
+    assert fsutil.read_json_object(str(link), 100) == {}
+    assert fsutil.read_json_object(str(link), 100, follow=True) == {"b": 1}
