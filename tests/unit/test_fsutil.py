@@ -179,3 +179,12 @@ def test_a_json_object_file_is_read_only_whole_and_only_when_it_is_an_object(tmp
     link.symlink_to(target)
     assert fsutil.read_json_object(str(link), 100) == {}
     assert fsutil.read_json_object(str(link), 100, follow=True) == {"b": 1}
+
+
+def test_a_lock_is_taken_where_its_file_cannot_be_stamped(tmp_path: Path, monkeypatch) -> None:
+    def refuse(*args: object) -> None:
+        raise PermissionError(1, "utime refused")
+
+    monkeypatch.setattr(os, "utime", refuse)
+    with fsutil.file_lock(str(tmp_path / "board.md")):
+        assert fsutil.try_lock(str(tmp_path / "board.md")) is None  # held
