@@ -184,8 +184,9 @@ def _latest(resolver: PathResolver) -> Board:
     found_by = "the most recently active session of this project"
     metas = [read_meta_or_none(resolver.meta_path(i)) for i in active_session_ids(resolver)]
     live = [m for m in metas if m]
-    if not live:
-        live = [e.meta for e in list_sessions(resolver) if e.meta]
+    if not live:  # none active: the newest of this machine's own (another machine's came by sync, to read)
+        here = settings.host()
+        live = [e.meta for e in list_sessions(resolver) if e.meta and e.meta.get("host") in (None, here)]
     if not live:
         name = f"{resolver.project.org}/{resolver.project.name}"
         raise BlackboardError(f"no session of {name} yet; start Claude Code here or pass --session ID")

@@ -115,7 +115,11 @@ def _emit(data: Any, text: str) -> None:
     if _options().get("json"):
         import json
 
-        text = json.dumps(data, indent=2, ensure_ascii=False)
+        text = json.dumps(data, indent=2, ensure_ascii=False)  # JSON escapes control characters itself
+    else:
+        from .render import printable
+
+        text = printable(text)  # a note may hold escape sequences: never the terminal's
     click.echo(text)
 
 

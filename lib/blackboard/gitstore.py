@@ -120,15 +120,6 @@ class Store:
         """Stop a git started by ``spawn`` and everything it started."""
         _stop(proc)
 
-    def fetched(self) -> str | None:
-        """The commit the last fetch brought, from ``FETCH_HEAD`` (git's record of a fetch), without running git."""
-        try:
-            with open(os.path.join(self.git_dir, "FETCH_HEAD"), "rb") as handle:
-                first = handle.read(4096).split(b"\t", 1)[0].decode("ascii", "replace")
-        except OSError:
-            return None
-        return first if len(first) == 40 and all(c in "0123456789abcdef" for c in first) else None
-
     def resolve(self, ref: str) -> str | None:
         """The commit ``ref`` names in this repository, or None."""
         try:

@@ -18,6 +18,9 @@ from .paths import META_FILE, TRASH_PREFIX, PathResolver
 from .project import Project
 
 ACTIVE_FOR_SECONDS = 24 * 3600.0  # a machine silent for a day is no longer listed as working
+# How far another machine's clock may run ahead of this one's. A time further on is refused:
+# it would rank its session first in cleanup's keep for good, or keep a record fresh forever.
+CLOCK_AHEAD_SECONDS = 3600.0
 
 
 class SessionEntry:
@@ -200,14 +203,19 @@ def last_activity(resolver: PathResolver, session_id: str) -> str:
     return format_utc(last_active(resolver, session_id))
 
 
-def remote_active(resolver: PathResolver) -> list[dict[str, str]]:
-    """Other machines' active sessions as sync last fetched them: ``{"host", "session_id", "since"}``."""
+def still_active(updated: float) -> bool:
+    """Whether another machine's record, updated at ``updated`` by its clock, counts: under a day old, not ahead."""
     import time
 
+    now = time.time()
+    return now - ACTIVE_FOR_SECONDS < updated <= now + CLOCK_AHEAD_SECONDS
+
+
+def remote_active(resolver: PathResolver) -> list[dict[str, str]]:
+    """Other machines' active sessions as sync last fetched them: ``{"host", "session_id", "since"}``."""
     machines = read_json_object(resolver.sync_file("remote-active.json"), 1 << 20).get("machines")
     if not isinstance(machines, dict):
         return []
-    recent = time.time() - ACTIVE_FOR_SECONDS
     records = [r for rs in machines.values() if isinstance(rs, list) for r in rs if isinstance(r, dict)]
-    records = [r for r in records if isinstance(r.get("updated"), (int, float)) and r["updated"] > recent]
+    records = [r for r in records if isinstance(r.get("updated"), (int, float)) and still_active(r["updated"])]
     return [r for r in records if all(isinstance(r.get(k), str) for k in ("host", "session_id", "since"))]

@@ -151,6 +151,15 @@ def inline(value: object, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def printable(text: str) -> str:
+    """Text from a board or another machine, safe to print on a terminal, line breaks and tabs kept.
+
+    Every other control character becomes U+FFFD, so no escape sequence in a note can set
+    the terminal's title, move its cursor, clear it or overwrite a line (a carriage return).
+    """
+    return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", "\ufffd", text)
+
+
 def handoff_text(resolver: PathResolver, meta: Meta) -> str:
     """The handoff a session leaves, bounded in size and with secrets redacted."""
     session_id = meta["session_id"]

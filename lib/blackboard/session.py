@@ -90,6 +90,9 @@ def _reopen(path: str, source: str, claude_pid: str | None) -> Meta:
         if meta["status"] != ACTIVE or source == "resume":
             meta["resumed_at"].append(now)
         meta.update({"status": ACTIVE, "ended": None, "end_reason": None, "last_activity": now})
+        if meta.get("host") != settings.host():  # resumed here: this machine's from now on, and sync sends it
+            meta.pop("claude_pid", None)  # a process of the other machine's, which means nothing here
+            meta["host"] = settings.host()
         _record_process(meta, claude_pid)
 
     return update_meta(path, change)

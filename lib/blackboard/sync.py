@@ -39,7 +39,7 @@ from .meta import FINISHED, MAX_META_BYTES, Meta, read_meta_or_none, upgrade
 from .paths import BOARD_FILES, META_FILE, PathResolver
 from .project import safe_segment
 from .redact import redact
-from .registry import ACTIVE_FOR_SECONDS, active_session_ids, session_folders
+from .registry import CLOCK_AHEAD_SECONDS, active_session_ids, session_folders, still_active
 from .render import inline
 
 FETCHED, BUILT = "refs/fetched", "refs/built"  # in the private repository
@@ -48,6 +48,7 @@ MAX_FILE_BYTES = 8 * 1024 * 1024  # larger board files stay on their machine; st
 MAX_ACTIVE_BYTES = 64 * 1024
 HOST_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 MAX_ACTIVE_RECORDS = 50
+MAX_REFUSALS = 50  # lines of one round's refusals, and of those ``sync status`` keeps
 PUSH_ATTEMPTS = 6
 ROUND_SECONDS = 300.0
 Progress = Callable[[str], None]
@@ -125,7 +126,7 @@ class State:
         self.foreign: set[str] = {i for i in _list(data, "foreign") if isinstance(i, str)}
         self.removed: set[str] = {i for i in _list(data, "removed") if isinstance(i, str)}
         self.conflicts: dict[str, str] = {k: v for k, v in _dict(data, "conflicts").items() if isinstance(v, str)}
-        self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-50:]
+        self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-MAX_REFUSALS:]
         self.active: list[str] = [i for i in _list(data, "active_pushed") if isinstance(i, str)]
 
     @classmethod
@@ -139,7 +140,7 @@ class State:
             "foreign": sorted(self.foreign),
             "removed": sorted(self.removed),
             "conflicts": self.conflicts,
-            "refused": self.refused[-50:],
+            "refused": self.refused,
             "active_pushed": self.active,
         }
         atomic_write(resolver.sync_file("state.json"), json.dumps(data) + "\n")  # no indent: the C encoder
@@ -149,8 +150,10 @@ class State:
         return self.foreign | self.removed | self.conflicts.keys()
 
     def refuse(self, line: str) -> None:
+        """Remember a refusal for ``sync status``: the last ``MAX_REFUSALS`` kept, so each call is short."""
         if line not in self.refused:
             self.refused.append(line)
+            del self.refused[:-MAX_REFUSALS]
 
 
 def _dict(data: dict, key: str) -> dict:
@@ -204,7 +207,7 @@ class Fetch:
                 return None
             if self.probe and listed != known:  # probed, and new: fetch it now
                 self.store.run(self._args(), deadline=deadline)
-                listed = self._fetched() or listed
+                listed = self._fetched()
         except GitFailed as exc:
             _note_status(self.resolver, "fetch", False, str(exc))
             raise
@@ -226,7 +229,11 @@ class Fetch:
         return out.split(b"\t", 1)[0].decode("ascii", "replace") if self.probe else self._fetched()
 
     def _fetched(self) -> str:
-        return self.store.fetched() or self.store.resolve(FETCHED) or ""
+        """The commit the fetch brought. A remote's ref may name anything: a tree or a blob is refused."""
+        commit = self.store.resolve(FETCHED)
+        if commit is None:
+            raise GitFailed(f"the remote's {self.config['ref']} names no commit; refused")
+        return commit
 
     def stop(self) -> None:
         self.store.stop(self.proc)
@@ -257,8 +264,9 @@ def import_commit(
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
         layout = _Layout(_entries_to_read(store, reader, state.imported, commit, deadline))
         result.refused += layout.problems
-        state.removed |= {i for i in layout.removed if _known(resolver, state, i) or i in layout.sessions}
-        ids = [i for i in sorted(layout.sessions) if not _removed(resolver, state, i) and i not in layout.spoiled]
+        result.refused += _take_removals(resolver, state, layout.removed, host)
+        ids = [i for i in sorted(layout.sessions) if i not in layout.removed and i not in layout.spoiled]
+        ids = [i for i in ids if not _removed(resolver, state, i)]
         ours = [i for i in ids if _written_here(resolver, state, i, host)]
         mine = set(ours)
         theirs = [i for i in ids if i not in mine]
@@ -292,13 +300,21 @@ def import_commit(
     return result
 
 
-def _known(resolver: PathResolver, state: State, session_id: str) -> bool:
-    """Whether this machine has or had the session: only such removals are worth remembering."""
-    return (
-        session_id in state.foreign
-        or session_id in state.pushed
-        or os.path.lexists(resolver.get_session_blackboard_dir(session_id))
-    )
+def _take_removals(resolver: PathResolver, state: State, removed: set[str], host: str) -> list[str]:
+    """Remember the remote's removals of sessions the remote had from here or another machine; refuse the rest.
+
+    A removal of a session this machine wrote but never sent is no cleanup's: the remote never
+    held it. Taking it would keep that session from ever being sent. Removals of sessions this
+    machine never had are not remembered (the tree's own ``removed/`` keeps them from import).
+    """
+    refused = []
+    for session_id in sorted(removed):
+        written_here = _written_here(resolver, state, session_id, host)  # False, too, for one imported earlier
+        if session_id in state.foreign or session_id in state.pushed:
+            state.removed.add(session_id)
+        elif written_here:
+            refused.append(f"removed/{session_id}: this machine's session was never sent; the removal is ignored")
+    return refused
 
 
 def _written_here(resolver: PathResolver, state: State, session_id: str, host: str) -> bool:
@@ -375,13 +391,18 @@ class _Layout:
         self.active: dict[str, Entry] = {}
         self.problems: list[str] = []
         self.spoiled: set[str] = set()  # sessions with a refused file: refused whole
+        refused = 0
         for entry in entries:
             problem = self._place(entry)
             if problem:
-                self.problems.append(f"{inline(entry.path, 200)}: {problem}")
+                refused += 1
+                if refused <= MAX_REFUSALS:
+                    self.problems.append(f"{inline(entry.path, 200)}: {problem}")
                 parts = entry.path.split("/")
                 if parts[0] in ("sessions", "handoff") and len(parts) > 1:
                     self.spoiled.add(parts[1] if parts[0] == "sessions" else _handoff_id(parts[1]) or parts[1])
+        if refused > MAX_REFUSALS:
+            self.problems.append(f"and {refused - MAX_REFUSALS} more entries refused")
 
     def files_of(self, session_id: str) -> list[Entry]:
         """A session's entries: its folder's files, then its handoff when it has one."""
@@ -445,12 +466,14 @@ def _import_session(
         return problem, None
     handoff_text, end = None, None
     if session_id in layout.handoffs:
-        handoff_text, end, problem = _check_handoff(session_id, contents.get(layout.handoffs[session_id].sha))
+        handoff_text, end, problem = _check_handoff(session_id, meta, contents.get(layout.handoffs[session_id].sha))
         if problem:
             return problem, None
     same = False
     if os.path.lexists(resolver.get_session_blackboard_dir(session_id)):  # imported before: an update from its machine
         existing = read_meta_or_none(resolver.meta_path(session_id)) or {}
+        if existing.get("status") not in FINISHED or os.path.lexists(resolver.active_marker(session_id)):
+            return "conflict: resumed on this machine, which is working in it; kept this machine's", None
         if existing.get("host") != meta.get("host"):
             return f"conflict: also sent by {inline(existing.get('host'), 64)}; kept the first one", None
         same = _same(resolver, session_id, files)
@@ -492,14 +515,18 @@ def _check_meta(resolver: PathResolver, session_id: str, data: bytes | None) -> 
         return empty, "its _meta.json names no host, or not as a host name; refused"
     if any(isinstance(v, str) and not v.isprintable() for v in meta.values()):
         return empty, "its _meta.json holds control characters; refused"  # `sessions` and `show` print them
-    times = [meta.get(key) for key in ("started", "ended", "last_activity")]
-    if any(t is not None and epoch_seconds(str(t)) is None for t in times):
+    stamps = [meta.get("started"), meta.get("ended"), meta.get("last_activity")]
+    times = [epoch_seconds(str(stamp)) for stamp in stamps if stamp]
+    if any(t is None for t in times):
         return empty, "its _meta.json has a time that is not one; refused"
+    if any(t is not None and t > time.time() + CLOCK_AHEAD_SECONDS for t in times):
+        return empty, "its _meta.json has a time in the future; refused"
     return meta, None
 
 
-def _check_handoff(session_id: str, data: bytes | None) -> tuple[str | None, float | None, str | None]:
-    """``(text, when its session ended, None)`` of a remote handoff, or ``(None, None, problem)``."""
+def _check_handoff(session_id: str, meta: Meta, data: bytes | None) -> tuple[str | None, float | None, str | None]:
+    """``(text, when its session ended, None)`` of a remote handoff that agrees with its checked ``meta``,
+    or ``(None, None, problem)``."""
     if data is None or len(data) > handoff.MAX_HANDOFF_READ:
         return None, None, "its handoff is missing or too large; refused"
     text = data.decode("utf-8", "replace")
@@ -509,7 +536,12 @@ def _check_handoff(session_id: str, data: bytes | None) -> tuple[str | None, flo
         return None, None, "its handoff's front matter is not the plugin's own; refused"
     if fields.get("session_id") != session_id:
         return None, None, "its handoff names another session; refused"
-    return text, handoff.effective_end(fields), None
+    if any(key in fields and fields[key] != meta.get(key) for key in ("org", "project", "host")):
+        return None, None, "its handoff names another project or host than its _meta.json; refused"
+    end = handoff.effective_end(fields)
+    if end is not None and end > time.time() + CLOCK_AHEAD_SECONDS:
+        return None, None, "its handoff ends in the future; refused"
+    return text, end, None
 
 
 def _move_in(resolver: PathResolver, session_id: str, files: dict[str, bytes | None]) -> None:
@@ -553,7 +585,7 @@ def _import_active(resolver: PathResolver, reader: Reader, layout: _Layout, host
     machines = {k: v for k, v in known.items() if isinstance(v, list)} if isinstance(known, dict) else {}
     for name, entry in theirs.items():
         machines[name] = _active_records(name, reader.read(entry.sha, MAX_ACTIVE_BYTES))
-    fresh = {k: v for k, v in machines.items() if v and _updated(v) > time.time() - ACTIVE_FOR_SECONDS}
+    fresh = {k: v for k, v in machines.items() if v and still_active(_updated(v))}
     newest = sorted(fresh, key=lambda k: _updated(fresh[k]), reverse=True)[:MAX_ACTIVE_RECORDS]
     text = json.dumps({"machines": {k: fresh[k] for k in newest}}, indent=1) + "\n"
     atomic_write(resolver.sync_file("remote-active.json"), text)
@@ -571,7 +603,7 @@ def _active_records(name: str, data: bytes | None) -> list[dict[str, object]]:
     if not isinstance(host, str) or not re.fullmatch(HOST_NAME, host) or safe_segment(host) != name:
         return []
     updated = epoch_seconds(str(loaded.get("updated") or ""))
-    if updated is None:
+    if updated is None or updated > time.time() + CLOCK_AHEAD_SECONDS:  # a future stamp would never expire
         return []
     items = loaded.get("sessions")
     records: list[dict[str, object]] = []
@@ -678,6 +710,9 @@ def _add_session(resolver: PathResolver, meta: Meta, host: str, out: Outgoing) -
     if written is not None:  # redacted again: an older plugin or a person may have written it
         text = redact(written.decode("utf-8", "surrogateescape"))
         files.append((f"handoff/handoff-{session_id}.md", text.encode("utf-8", "surrogateescape")))
+    # A removal the remote holds for a session this machine sends was never a cleanup's (those
+    # it takes, and sends no more): the session goes out, and the marker that would hide it goes.
+    files.append((f"removed/{session_id}", None))
 
 
 def _removal_markers(resolver: PathResolver) -> list[str]:
@@ -765,11 +800,11 @@ def _push(
     """Commit ``out`` on top of ``base`` and push it: the commit, or None when the remote moved meanwhile."""
     message = f"blackboard: {len(out.signatures)} session(s), {len(out.removals)} removal(s) from {host}"
     who = f"blackboard <blackboard@{safe_segment(host)}>"
-    commit = fetch.store.commit(BUILT, base, message, who, out.changes)
-    spec = f"{commit}:{fetch.config['ref']}"
-    proc = fetch.store.spawn(["push", "--porcelain", "--quiet", fetch.config["remote"], spec])
     try:
-        fetch.store.finish(proc, None, deadline)
+        commit = fetch.store.commit(BUILT, base, message, who, out.changes)
+        spec = f"{commit}:{fetch.config['ref']}"
+        pushing = fetch.store.spawn(["push", "--porcelain", "--quiet", fetch.config["remote"], spec])
+        fetch.store.finish(pushing, None, deadline)
     except GitFailed as exc:
         # `--porcelain` puts one line per ref on stdout; "!" means it was refused, and for a
         # ref nobody else can hold a lock on, refused means someone pushed first.

@@ -355,3 +355,14 @@ def test_the_forgeries_of_the_issue_stay_inside_their_value(bb) -> None:
 
 def test_text_that_is_not_utf8_is_refused_in_one_line(bb) -> None:
     fails(bb("note", "bad \udcff byte"), "not valid UTF-8")
+
+
+def test_escape_sequences_in_a_board_never_reach_the_terminal(bb) -> None:
+    hostile = "innocent \x1b]0;OWNED\x07\x1b[2J\rgone\ttab"
+    ok(run("note", hostile))
+
+    shown = ok(run("show"))
+    assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown
+    assert "innocent \ufffd]0;OWNED\ufffd\ufffd[2J\ufffdgone\ttab" in shown
+    as_json = json.loads(ok(run("show", "--json")))
+    assert as_json["notes"][0]["text"] == hostile  # JSON escapes them itself, and keeps the text exact

@@ -185,13 +185,14 @@ def _machine(tmp_path: Path, name: str, bare: str) -> PathResolver:
 
 
 def _ended(resolver: PathResolver, session_id: str, host: str, note: str = "a finding") -> None:
-    from blackboard import board, session
-    from blackboard.meta import update_meta
+    from unittest import mock
 
-    session.start(resolver, session_id, "startup", {"cwd": resolver.root})
-    board.Board(resolver, session_id).note(note, "main")
-    session.end(resolver, session_id, "other")
-    update_meta(resolver.meta_path(session_id), lambda meta: meta.update(host=host))
+    from blackboard import board, session
+
+    with mock.patch.dict(os.environ, BLACKBOARD_HOST=host):  # the machine's name, in its metadata and handoff
+        session.start(resolver, session_id, "startup", {"cwd": resolver.root})
+        board.Board(resolver, session_id).note(note, "main")
+        session.end(resolver, session_id, "other")
 
 
 def _round(resolver: PathResolver, host: str) -> sync.Round:
@@ -384,6 +385,7 @@ def test_git_is_pointed_at_the_private_repository_only() -> None:
         pytest.param("git_branch", "main\x1b[2J", id="branch-escape"),
         pytest.param("started", "yesterday", id="not-a-time"),
         pytest.param("host", "x" * 100, id="host-too-long"),
+        pytest.param("ended", "2999-01-01T00:00:00Z", id="ended-in-the-future"),  # first in cleanup's keep for good
     ],
 )
 def test_imported_metadata_that_would_print_badly_is_refused(root: Path, field: str, value: str) -> None:
@@ -433,3 +435,149 @@ def test_the_private_repository_is_packed_once_packs_pile_up(store: Store) -> No
         pass
     assert len(list(packs.glob("*.pack"))) < 5
     assert len(store.tree(parent or "")) == 55 * 101
+
+
+def _meta(**fields: object) -> dict:
+    meta = {"schema_version": 1, "session_id": "s1", "org": "acme", "project": "widget", "status": "ended"}
+    return {**meta, "started": "2026-11-01T00:00:00Z", "ended": "2026-11-01T01:00:00Z", "host": "beta", **fields}
+
+
+@pytest.mark.parametrize(
+    ("front", "why"),
+    [
+        ('session_id: "s1"\nhost: "alpha"\nended: "2026-11-01T01:00:00Z"', "another project or host"),
+        ('session_id: "s1"\nproject: "other"\nended: "2026-11-01T01:00:00Z"', "another project or host"),
+        ('session_id: "s1"\nhost: "beta"\nended: "2999-01-01T00:00:00Z"', "ends in the future"),
+    ],
+)
+def test_a_remote_handoff_must_agree_with_its_metadata_and_the_clock(front: str, why: str) -> None:
+    text, end, problem = sync._check_handoff("s1", _meta(), f"---\n{front}\n---\nbody\n".encode())  # type: ignore[arg-type]
+    assert (text, end) == (None, None)
+    assert problem is not None and why in problem
+
+
+def test_a_remote_handoff_that_agrees_is_taken() -> None:
+    front = 'session_id: "s1"\norg: "acme"\nproject: "widget"\nhost: "beta"\nended: "2026-11-01T01:00:00Z"'
+    text, end, problem = sync._check_handoff("s1", _meta(), f"---\n{front}\n---\nbody\n".encode())  # type: ignore[arg-type]
+    assert problem is None and text is not None and end is not None
+
+
+def test_an_active_record_stamped_in_the_future_is_dropped(resolver: PathResolver) -> None:
+    record = {"host": "evil", "updated": "2999-01-01T00:00:00Z", "sessions": [{"session_id": "x1", "started": "?"}]}
+    assert sync._active_records("evil", json.dumps(record).encode()) == []
+    Path(resolver.sync_dir).mkdir(parents=True)
+    row = {"host": "evil", "session_id": "x1", "since": "?", "updated": time.time() + 86400}
+    Path(resolver.sync_file("remote-active.json")).write_text(json.dumps({"machines": {"evil": [row]}}))
+    assert registry.remote_active(resolver) == []  # an older version's file: dropped when read, too
+
+
+def test_a_remote_removal_of_a_session_never_sent_is_ignored_and_taken_away(tmp_path: Path, bare: str) -> None:
+    """The remote saw a1 as active (active/alpha.json) and planted removed/a1 before alpha sent it."""
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta")
+    _round(beta, "beta")
+    _hostile(bare, {"removed/a1": b""})
+    _ended(alpha, "a1", "alpha")
+
+    done = _round(alpha, "alpha")
+
+    assert done.pushed == 1
+    assert any(line.startswith("removed/a1:") and "never sent" in line for line in done.refused)
+    paths = _remote_paths(bare)
+    assert "sessions/a1/_meta.json" in paths
+    assert "removed/a1" not in paths
+    assert "a1" in _round(beta, "beta").imported
+
+
+def test_removals_of_sessions_never_held_here_are_not_remembered(tmp_path: Path, bare: str) -> None:
+    """Tombstones for ids this machine never had would only grow its state; the tree's own keep them out."""
+    beta = _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta")
+    _round(beta, "beta")
+    store = Store(bare, os.environ)
+    meta = (Path(beta.meta_path("b1")).read_bytes(), Path(beta.board_file("b1", "notes")).read_bytes())
+    planted = {f"removed/z{i}": b"" for i in range(30)}
+    planted.update({f"sessions/z{i}/_meta.json": meta[0].replace(b'"b1"', f'"z{i}"'.encode()) for i in range(30)})
+    _hostile(bare, planted)
+    alpha = _machine(tmp_path, "alpha", bare)
+
+    done = _round(alpha, "alpha")
+
+    assert done.imported == ["b1"]
+    assert sync.State.load(alpha).removed == set()
+    assert store.resolve("refs/blackboard/acme/widget") is not None
+
+
+def test_refusals_are_bounded_in_what_a_round_reports_and_keeps(resolver: PathResolver) -> None:
+    layout = sync._Layout([_entry(f"junk/{i}") for i in range(200)])
+    assert len(layout.problems) == sync.MAX_REFUSALS + 1
+    assert layout.problems[-1] == f"and {200 - sync.MAX_REFUSALS} more entries refused"
+    state = sync.State({})
+    for i in range(20_000):
+        state.refuse(f"line {i}")
+    assert state.refused == [f"line {i}" for i in range(20_000 - sync.MAX_REFUSALS, 20_000)]
+
+
+def test_a_remote_ref_that_names_no_commit_is_refused_and_status_says_so(tmp_path: Path, bare: str) -> None:
+    beta = _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta")
+    _round(beta, "beta")
+    store = Store(bare, os.environ)
+    tree = store.run(["rev-parse", "refs/blackboard/acme/widget^{tree}"]).decode().strip()
+    store.run(["update-ref", "refs/blackboard/acme/widget", tree])
+    alpha = _machine(tmp_path, "alpha", bare)
+    _ended(alpha, "a1", "alpha")
+
+    with pytest.raises(GitFailed, match="names no commit"):
+        _round(alpha, "alpha")
+
+    status = sync.status(alpha)
+    assert status["last_fetch"]["ok"] is False  # type: ignore[index]
+    assert "names no commit" in status["last_fetch"]["detail"]  # type: ignore[index]
+    assert not list(Path(alpha.sync_repo).glob("fast_import_crash_*"))
+
+
+def test_an_update_never_replaces_a_session_resumed_here(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resumed here (no CLAUDE_PID), the session is this machine's: the other machine's next version is a conflict."""
+    from blackboard import board, session
+
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta", "beta's first note")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    monkeypatch.setenv("BLACKBOARD_HOST", "alpha")
+    session.start(alpha, "b1", "resume", {"cwd": alpha.root})
+    board.Board(alpha, "b1").note("alpha's work after resuming", "main")
+    assert "claude_pid" not in json.loads(Path(alpha.meta_path("b1")).read_text())
+    monkeypatch.setenv("BLACKBOARD_HOST", "beta")
+    session.start(beta, "b1", "resume", {"cwd": beta.root})
+    board.Board(beta, "b1").note("beta's later note", "main")
+    session.end(beta, "b1", "other")
+    _round(beta, "beta")
+
+    done = _round(alpha, "alpha")
+
+    assert any(line.startswith("b1: conflict") for line in done.conflicts)
+    assert "alpha's work after resuming" in Path(alpha.board_file("b1", "notes")).read_text()
+    monkeypatch.setenv("BLACKBOARD_HOST", "alpha")
+    session.end(alpha, "b1", "other")
+    assert json.loads(Path(alpha.meta_path("b1")).read_text())["host"] == "alpha"
+
+
+def test_a_board_command_without_a_session_never_writes_into_another_machines(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blackboard import board
+
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(alpha, "a1", "alpha")
+    _ended(beta, "b1", "beta")
+    _round(beta, "beta")
+    monkeypatch.setenv("BLACKBOARD_HOST", "alpha")
+    with pytest.raises(BlackboardError, match="no session of acme/widget yet"):
+        board._latest(beta.__class__(str(tmp_path / "gamma"), alpha.project))  # nothing of its own at all
+    _round(alpha, "alpha")  # b1 arrives, its files newer than a1's
+
+    assert board._latest(alpha).session_id == "a1"
