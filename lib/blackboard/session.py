@@ -99,9 +99,9 @@ def _reopen(path: str, source: str, claude_pid: str | None) -> Meta:
 
 
 def _record_process(meta: Meta, claude_pid: str | None) -> None:
-    """Remember Claude Code's pid and host, so a later session can tell this one's process is gone."""
+    """Remember Claude Code's pid, so a later session on this host can tell this one's process is gone."""
     if claude_pid and claude_pid.isdigit():
-        meta.update({"claude_pid": int(claude_pid), "host": settings.host()})  # a resumed one may have moved
+        meta["claude_pid"] = int(claude_pid)
 
 
 def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid: str | None) -> str | None:
