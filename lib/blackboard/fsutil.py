@@ -123,10 +123,13 @@ def held_for(lock_path: str) -> float:
     """Seconds the lock file ``lock_path`` has been held, by the stamp its holder set; 0 when it is free."""
     import time
 
-    release = try_lock(lock_path[: -len(".lock")])
-    if release is not None:
-        release()
+    try:
+        _flock(lock_path, 0)()  # taken, so free: let go at once
         return 0.0
+    except TimeoutError:
+        pass  # held
+    except OSError:
+        return 0.0  # gone, or not ours to open: nothing to report
     try:
         return max(time.time() - os.stat(lock_path).st_mtime, 0.0)
     except OSError:
