@@ -90,23 +90,125 @@ def fit(head: str, body: str, footer: str, limit: int, others: str = "") -> str:
     Data (the handoff or board, and the live list of other sessions) sits between
     ``<<<BLACKBOARD-DATA {nonce}`` and ``BLACKBOARD-DATA {nonce}>>>`` lines; the nonce is new for
     every injection, so no text in the data can close the fence or pass for the plugin. Only
-    the body gives way to the limit, cut with a visible marker after its fence.
+    the body gives way to the limit (``fill``), with a visible marker after its fence.
     """
     nonce = os.urandom(6).hex()  # not `secrets`: it loads OpenSSL, and any unguessable value will do
 
     def fenced(data: str) -> str:
         return f"<<<BLACKBOARD-DATA {nonce}\n{data}\nBLACKBOARD-DATA {nonce}>>>"
 
-    head, body, footer, others = redact(head), redact(body.strip()), redact(footer), redact(others.strip())
+    head, footer, others = redact(head), redact(footer), redact(others.strip())
     live = f"Other active sessions in this project:\n{fenced(others)}\n" if others else ""
-    frame = len(head) + len(footer) + len(live) + 2 * len(fenced("")) + 8
-    marker = ""
-    if body and frame + len(body) > limit:
-        room = max(limit - frame - 90, 0)
-        marker = f"\n[… {len(body) - room} characters cut; run `blackboard handoff` for the rest]"
-        body = body[:room]
+    frame = len(head) + len(footer) + len(live) + 2 * len(fenced("")) + len(MARKER) + 40
+    body, marker = fill(parse_sections(body.strip()), max(limit - frame, 0))
     parts = [head, fenced(body) + marker if body or marker else "", live + footer]
     return "\n\n".join(part for part in parts if part)[:limit]
+
+
+MARKER = "\n[… {shortened} items shortened, {dropped} left out to fit; run `blackboard handoff` for the rest]"
+MIN_ITEM = 100  # what an item keeps before any whole item is left out
+# Lower fills first: where it stopped, every open task by name, what was asked, the newest
+# notes, what changed, then the rest, the older notes last.
+PRIORITY = {
+    "Where it stopped": 0,
+    "Open work": 1,
+    "Open tasks": 1,
+    "Unreadable blocks": 1,
+    "What was asked": 2,
+    "newest notes": 3,
+    "What changed": 4,
+    "": 5,
+    "Shared context": 5,
+    "Tasks closed this session": 6,
+    "Tasks done this session": 6,
+    "older notes": 7,
+}
+NEWEST_NOTES = 3
+NOTES = ("Notes, newest first", "Recent notes")  # the second: handoffs of earlier versions, oldest first
+
+
+def parse_sections(body: str) -> list[tuple[str, list[str]]]:
+    """``[(title, items)]`` of a handoff body: ``## Title`` sections of ``- item`` lists; other text is kept as items.
+
+    A line that starts with two spaces continues the item above; notes come newest first.
+    """
+    found: list[tuple[str, list[str]]] = [("", [])]
+    fresh = True
+    for line in body.split("\n"):
+        items = found[-1][1]
+        if line.startswith("## "):
+            found.append((line[3:].strip(), []))
+        elif line.startswith("# Handoff from session ") and len(found) == 1 and not items:
+            continue  # the handoff's own title: the header above says as much
+        elif not line.strip() or line.strip() == "_none_":
+            fresh = True
+            continue
+        elif items and (line.startswith("  ") or not (fresh or line.startswith("- "))):
+            items[-1] += "\n" + line
+        else:
+            items.append(line)
+        fresh = False
+    return [(title, items[::-1] if title == NOTES[1] else items) for title, items in found if items]
+
+
+class _Slot:
+    """One item of a section as ``fill`` weighs it: how important, where it goes, how much of it is kept."""
+
+    __slots__ = ("rank", "section", "index", "text", "kept")
+
+    def __init__(self, rank: int, section: int, index: int, text: str) -> None:
+        self.rank, self.section, self.index, self.text = rank, section, index, text
+        self.kept = min(len(text), MIN_ITEM)  # -1: left out
+
+    def shown(self) -> str:
+        return self.text if self.kept >= len(self.text) else self.text[: max(self.kept - 1, 0)] + "…"
+
+
+def fill(sections: list[tuple[str, list[str]]], room: int) -> tuple[str, str]:
+    """The sections within ``room`` characters, and the marker to show when something gave way.
+
+    Every item first gets up to ``MIN_ITEM`` characters; if even that does not fit, whole
+    items go, the least important and oldest first. What room is left then goes to whole
+    items in order of importance.
+    """
+    slots = [
+        _Slot(_rank(title, index), number, index, redact(item))
+        for number, (title, items) in enumerate(sections)
+        for index, item in enumerate(items)
+    ]
+    used = sum(slot.kept + 2 for slot in slots) + sum(len(title) + 5 for title, _ in sections)
+    dropped = 0
+    for slot in sorted(slots, key=lambda s: (-s.rank, -s.index)):  # least important, oldest first
+        if used <= room:
+            break
+        used -= slot.kept + 2
+        slot.kept = -1
+        dropped += 1
+    for slot in sorted(slots, key=lambda s: (s.rank, s.index)):
+        if slot.kept >= 0:
+            grow = min(len(slot.text) - slot.kept, max(room - used, 0))
+            slot.kept += grow
+            used += grow
+    shortened = sum(1 for slot in slots if 0 <= slot.kept < len(slot.text))
+    marker = MARKER.format(shortened=shortened, dropped=dropped) if shortened or dropped else ""
+    return _render(sections, slots), marker
+
+
+def _rank(title: str, index: int) -> int:
+    if title in NOTES:
+        return PRIORITY["newest notes" if index < NEWEST_NOTES else "older notes"]
+    return PRIORITY.get(title, PRIORITY[""])
+
+
+def _render(sections: list[tuple[str, list[str]]], slots: list[_Slot]) -> str:
+    kept: dict[int, list[str]] = {}
+    for slot in slots:  # in section and item order
+        if slot.kept >= 0:
+            kept.setdefault(slot.section, []).append(slot.shown())
+    parts = [
+        (f"## {title}\n" if title else "") + "\n".join(kept[n]) for n, (title, _) in enumerate(sections) if n in kept
+    ]
+    return "\n\n".join(parts)
 
 
 def status_line(fields: dict[str, object], abandoned: int, troubled: bool) -> str | None:

@@ -7,10 +7,12 @@ docs/adr/0002-project-identity.md for what this does not cover.
 from __future__ import annotations
 
 import os
+import re
 
 from .fsutil import read_bounded
 
 MAX_GIT_FILE = 1024 * 1024
+SHA = r"[0-9a-f]{40}(?:[0-9a-f]{24})?"  # SHA-1, or SHA-256 in a repository that uses it
 
 
 class GitInfo:
@@ -61,6 +63,34 @@ def _branch(git_dir: str) -> str | None:
     if head.startswith("ref: refs/heads/"):
         return head[len("ref: refs/heads/") :]
     return f"detached@{head[:7]}" if head else None
+
+
+def resolve_head(toplevel: str) -> str | None:
+    """The full sha ``HEAD`` names in the checkout at ``toplevel``, from loose refs or ``packed-refs``; None if none."""
+    git_dir = _git_dir(os.path.join(toplevel, ".git"))
+    if git_dir is None:
+        return None
+    head = ((_read(os.path.join(git_dir, "HEAD")) or "").strip().splitlines() or [""])[0].strip()
+    if re.fullmatch(SHA, head):
+        return head
+    ref = head[len("ref: ") :] if head.startswith("ref: refs/") else ""
+    if not ref or ".." in ref or not re.fullmatch(r"[A-Za-z0-9/._+-]+", ref):
+        return None
+    common = _common_dir(git_dir)
+    for folder in (git_dir, common):
+        loose = (_read(os.path.join(folder, *ref.split("/"))) or "").strip()
+        if re.fullmatch(SHA, loose):
+            return loose
+    return packed_ref(_read(os.path.join(common, "packed-refs")) or "", ref)
+
+
+def packed_ref(text: str, ref: str) -> str | None:
+    """The sha ``packed-refs`` gives ``ref``, or None."""
+    for line in text.splitlines():
+        sha, _, name = line.partition(" ")
+        if name == ref and re.fullmatch(SHA, sha):
+            return sha
+    return None
 
 
 def parse_config(text: str) -> dict[str, str]:

@@ -15,7 +15,9 @@ from collections.abc import Mapping
 from .clock import epoch_seconds, format_utc, now_iso
 from .fsutil import atomic_write, file_lock, read_head, refuse_links
 from .ids import is_session_id
+from .ledger import Ledger, merge
 from .paths import PathResolver
+from .render import OPEN_WORK, open_section, replace_section
 
 FIELDS = (
     "session_id",
@@ -29,10 +31,11 @@ FIELDS = (
     "git_branch",
     "host",
 )
-MAX_HANDOFF_BYTES = 60 * 1024
+MAX_HANDOFF_BYTES = 128 * 1024
 MAX_HANDOFF_READ = 512 * 1024
 MAX_PREVIOUS = 10
 CLOCK_SLACK_SECONDS = 300
+STRUCTURED = ("open_work", "closed_work", "asked", "changed")  # JSON lists or objects: the ledger and the digest
 
 
 def handoff_fields(
@@ -45,9 +48,10 @@ def handoff_fields(
 
 
 def dump_front_matter(fields: Mapping[str, object]) -> str:
-    """``---`` delimited front matter with one JSON scalar per key (valid YAML)."""
-    # default=str: a date a person wrote as bare YAML comes back from PyYAML as a datetime
-    lines = [f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}" for key, value in fields.items()]
+    """``---`` delimited front matter with one JSON value per key (valid YAML)."""
+    # default=str: a date a person wrote as bare YAML comes back from PyYAML as a datetime.
+    # ASCII: YAML refuses some characters JSON leaves as they are (C1 controls, U+FFFE).
+    lines = [f"{key}: {json.dumps(value, default=str)}" for key, value in fields.items()]
     return "---\n" + "\n".join(lines) + "\n---\n"
 
 
@@ -80,7 +84,11 @@ def split_front_matter(text: str, yaml_allowed: bool = True) -> tuple[dict[str, 
 
 
 def _json_front_matter(head: str) -> dict[str, object]:
-    """Our own front matter: a JSON scalar, or a list of scalars, per line; ValueError for anything else."""
+    """Our own front matter: a JSON value per line; ValueError for anything else.
+
+    A value is a scalar or a list of scalars, but for the ``STRUCTURED`` keys (the ledger and
+    the digest), whose shape their readers check (``ledger.items_from``).
+    """
     fields: dict[str, object] = {}
     for line in head.split("\n"):
         key, sep, value = line.partition(": ")
@@ -88,7 +96,7 @@ def _json_front_matter(head: str) -> dict[str, object]:
             raise ValueError(line)
         parsed = json.loads(value)
         items = parsed if isinstance(parsed, list) else [parsed]
-        if any(isinstance(item, (list, dict)) for item in items):
+        if key not in STRUCTURED and any(isinstance(item, (list, dict)) for item in items):
             raise ValueError(f"{key}: not a scalar")
         fields[key] = parsed
     return fields
@@ -166,13 +174,31 @@ def publish_latest(resolver: PathResolver, text: str) -> bool:
             older = current[0] if current else {}
             chain = [older.get("session_id")] + previous_sessions(older)
             fields["previous_sessions"] = _unique(chain, exclude=fields.get("session_id"))
-            atomic_write(path, dump_front_matter(fields) + body)
+            atomic_write(path, _with_ledger(fields, body, merge(Ledger.from_fields(fields), Ledger.from_fields(older))))
             return True
         newer, newer_body = current
         chain = [fields.get("session_id")] + previous_sessions(newer)
         newer["previous_sessions"] = _unique(chain, exclude=newer.get("session_id"))
-        atomic_write(path, dump_front_matter(newer) + newer_body)
+        atomic_write(
+            path, _with_ledger(newer, newer_body, merge(Ledger.from_fields(newer), Ledger.from_fields(fields)))
+        )
         return False
+
+
+def _with_ledger(fields: dict[str, object], body: str, ledger: Ledger) -> str:
+    """The handoff ``fields`` and ``body`` carrying ``ledger``, its open work section rendered again.
+
+    A handoff without a ledger (a legacy seed, an older version's) gets one only when there is
+    open work to carry.
+    """
+    if not ledger.open and not ledger.closed and "open_work" not in fields:
+        return dump_front_matter(fields) + body
+    fields.update(ledger.to_fields())
+    fields["open_tasks"] = len(ledger.open)
+    fields["claimed_tasks"] = sum(1 for item in ledger.open if item.status == "claimed")
+    session_id = fields.get("session_id")
+    section = open_section(ledger, session_id if isinstance(session_id, str) else "")
+    return dump_front_matter(fields) + replace_section(body, OPEN_WORK, section)
 
 
 def _written_at(path: str) -> str:

@@ -18,7 +18,16 @@ from .ids import optional_str
 from .paths import PathResolver
 
 STARTED = time.monotonic()  # the hook's start: SessionStart's fetch is bounded from here
-EVENTS = ("session-start", "session-end", "stop", "pre-compact", "pre-tool-use", "sync")  # sync: a detached round
+EVENTS = (
+    "session-start",
+    "session-end",
+    "stop",
+    "pre-compact",
+    "pre-tool-use",
+    "user-prompt-submit",
+    "post-tool-use",
+    "sync",  # a detached round
+)
 MAX_STDIN = 1 << 20
 
 
@@ -48,7 +57,6 @@ def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> s
     if event == "sync":
         _background_sync(payload, environ)
         return None
-    from . import session
     from .ids import resolve_session_id
     from .registry import find_owner
 
@@ -59,17 +67,49 @@ def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> s
     if not new_session:
         # The agent may have changed directory since the session started: find its board by id.
         resolver = find_owner(resolver, session_id) or resolver
+    if event in ("user-prompt-submit", "post-tool-use", "stop"):
+        _capture(event, resolver, session_id, payload, environ)
     if event == "session-start":
         return _session_start(resolver, session_id, payload, environ)
+    from . import session
+
     if event in ("stop", "pre-compact"):
-        session.checkpoint(resolver, session_id)
+        session.checkpoint(resolver, session_id, environ)
     elif event == "session-end":
-        session.end(resolver, session_id, (optional_str(payload.get("reason")) or "other")[:64])
+        session.end(resolver, session_id, (optional_str(payload.get("reason")) or "other")[:64], environ)
         if os.path.isfile(resolver.sync_file("config.json")):
             from . import sync
 
             sync.start_background_round(resolver, environ)  # SessionEnd never waits on the network
     return None
+
+
+def _capture(
+    event: str, resolver: PathResolver, session_id: str, payload: dict[str, object], environ: Mapping[str, str]
+) -> None:
+    """Add what this event tells of the session to its digest (``digest``), unless ``BLACKBOARD_DIGEST=0``.
+
+    Only into a session that has a board: an event of a session this plugin never started
+    creates nothing.
+    """
+    if not settings.digest_sources(environ).enabled or not os.path.isfile(resolver.meta_path(session_id)):
+        return
+    from . import digest
+    from .fsutil import refuse_links
+
+    path = resolver.digest_path(session_id)
+    refuse_links(resolver.root, path)
+    if event == "user-prompt-submit":
+        digest.record_prompt(path, payload.get("prompt"))
+    elif event == "stop":
+        digest.record_stop(path, payload.get("last_assistant_message"))
+    else:
+        tool_input = payload.get("tool_input")
+        file_path = (
+            tool_input.get("file_path") or tool_input.get("notebook_path") if isinstance(tool_input, dict) else None
+        )
+        project_dir = resolver.project.toplevel or _usable_path(payload.get("cwd"))
+        digest.record_edit(path, payload.get("tool_name"), file_path, project_dir)
 
 
 def _background_sync(payload: dict[str, object], environ: Mapping[str, str]) -> None:
@@ -127,7 +167,7 @@ def _session_start(
     try:
         cwd = _usable_path(payload.get("cwd")) or os.getcwd()
         migrate.migrate_if_needed(resolver, cwd, os.path.expanduser("~"))
-        session.publish_pending(resolver)
+        session.publish_pending(resolver, environ)
         abandoned = recovery.recover(resolver, session_id, environ)
     except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
         log_failure("session-start", environ)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         resumed_at: list[str]
         source: str | None
         transcript_path: str
+        start_head: str
         claude_pid: int
         host: str
 else:

@@ -14,6 +14,7 @@ from .project import Project, identify_project
 
 BOARD_FILES = {"tasks": "active-tasks.md", "notes": "session-notes.md", "context": "shared-context.md"}
 META_FILE = "_meta.json"
+DIGEST_FILE = "_digest.jsonl"  # what the hooks saw of the session; stays on this machine
 SYNC_FILES = ("config.json", "state.json", "status.json", "remote-active.json", "round")
 TRASH_PREFIX = ".removing-"  # a session a cleanup has set aside: ``.removing-{id}-{pid}``
 
@@ -61,6 +62,10 @@ class PathResolver:
     def meta_path(self, session_id: str) -> str:
         """``.../sessions/{session_id}/_meta.json``."""
         return os.path.join(self.get_session_blackboard_dir(session_id), META_FILE)
+
+    def digest_path(self, session_id: str) -> str:
+        """``.../sessions/{session_id}/_digest.jsonl``."""
+        return os.path.join(self.get_session_blackboard_dir(session_id), DIGEST_FILE)
 
     def board_file(self, session_id: str, kind: str) -> str:
         """``.../sessions/{session_id}/active-tasks.md`` for ``tasks``; ``notes`` and ``context`` alike."""

@@ -61,12 +61,12 @@ def recover(resolver: PathResolver, current: str, environ: Mapping[str, str]) ->
                 unmark_active(resolver, session_id)  # a marker left behind by a crash
             continue
         reason = stale_reason(resolver, meta, limit, host)
-        if reason and abandon(resolver, session_id, reason):
+        if reason and abandon(resolver, session_id, reason, environ):
             abandoned.append(session_id)
     return abandoned
 
 
-def abandon(resolver: PathResolver, session_id: str, reason: str) -> bool:
+def abandon(resolver: PathResolver, session_id: str, reason: str, environ: Mapping[str, str] = os.environ) -> bool:
     """Mark one session abandoned, write its handoff and offer it as the latest; False if it was not active."""
     ended = last_activity(resolver, session_id)
 
@@ -82,5 +82,5 @@ def abandon(resolver: PathResolver, session_id: str, reason: str) -> bool:
         unmark_unpublished(resolver, session_id)
         return False
     unmark_active(resolver, session_id)
-    session.hand_off(resolver, meta)
+    session.hand_off(resolver, meta, environ)
     return True

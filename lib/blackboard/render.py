@@ -10,9 +10,9 @@ import re
 
 from . import entries
 from .entries import Entry
-from .handoff import MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
 from .ids import is_session_id
-from .meta import Meta, read_meta_or_none
+from .ledger import Item, Ledger
+from .meta import read_meta_or_none
 from .paths import BOARD_FILES, PathResolver
 from .redact import redact
 from .registry import active_session_ids, remote_active
@@ -20,7 +20,13 @@ from .registry import active_session_ids, remote_active
 MAX_ITEM_CHARS = 1200
 MAX_ITEMS = {"open": 100, "done": 50, "context": 50, "notes": 12, "active": 10}
 TAIL_BYTES = {"tasks": 256 * 1024, "context": 128 * 1024, "notes": 96 * 1024}
-TITLES = {"open": "Open tasks", "done": "Tasks done this session", "context": "Shared context", "notes": "Recent notes"}
+TITLES = {
+    "open": "Open tasks",
+    "done": "Tasks closed this session",
+    "context": "Shared context",
+    "notes": "Notes, newest first",
+}
+CLOSED = ("done", "dropped")
 ACTIVE_HEADING = "## Sessions still active in this project"
 _NOTE_NUMBER = r"n(\d+)"
 
@@ -68,9 +74,9 @@ def board_state(resolver: PathResolver, session_id: str) -> BoardState:
 
 
 def split_tasks(tasks: list[Entry]) -> tuple[list[Entry], list[Entry]]:
-    """``(not done, done)``."""
-    done = [t for t in tasks if t.fields.get("status") == "done"]
-    return [t for t in tasks if t.fields.get("status") != "done"], done
+    """``(open or claimed, done or dropped)``."""
+    closed = [t for t in tasks if t.fields.get("status") in CLOSED]
+    return [t for t in tasks if t.fields.get("status") not in CLOSED], closed
 
 
 def render_sections(state: BoardState, sections: tuple[str, ...]) -> str:
@@ -79,7 +85,7 @@ def render_sections(state: BoardState, sections: tuple[str, ...]) -> str:
     parts = []
     for name in sections:
         items = state.section(name)
-        shown = items[-MAX_ITEMS[name] :] if name == "notes" else items[: MAX_ITEMS[name]]
+        shown = items[::-1][: MAX_ITEMS[name]] if name == "notes" else items[: MAX_ITEMS[name]]
         lines = [render[name](item) for item in shown]
         if len(items) > len(shown):
             lines.append(f"- … and {len(items) - len(shown)} more (`blackboard show` lists them all)")
@@ -88,9 +94,15 @@ def render_sections(state: BoardState, sections: tuple[str, ...]) -> str:
 
 
 def _task_line(task: Entry) -> str:
-    who = task.fields.get("claimed_by")
-    claim = f" — claimed by {who}" if who else (" — unclaimed" if task.fields.get("status") != "done" else "")
-    return f"- **{task.id}** {_item(task.body)}{claim}"
+    who, status = task.fields.get("claimed_by"), task.fields.get("status")
+    if status in CLOSED:
+        reason = task.fields.get("drop_reason")
+        claim = f" — dropped: {inline(reason)}" if status == "dropped" else " — done"
+    else:
+        claim = f" — claimed by {who}" if who else " — unclaimed"
+    origin = task.fields.get("origin")
+    carried = f" (carried: {inline(origin, 160)})" if origin else ""
+    return f"- **{task.id}** {_item(task.body)}{claim}{carried}"
 
 
 def _context_line(entry: Entry) -> str:
@@ -99,6 +111,11 @@ def _context_line(entry: Entry) -> str:
 
 def _note_line(note: Entry) -> str:
     return f"- {note.fields.get('at', '?')} · {note.fields.get('author', '?')}: {_item(note.body)}"
+
+
+def bullet(text: str) -> str:
+    """One item of a handoff's list: ``- text``, its further lines indented so none reads as a heading."""
+    return "- " + text.strip().replace("\n", "\n  ")
 
 
 def _item(text: str) -> str:
@@ -160,24 +177,31 @@ def printable(text: str) -> str:
     return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", "\ufffd", text)
 
 
-def handoff_text(resolver: PathResolver, meta: Meta) -> str:
-    """The handoff a session leaves, bounded in size and with secrets redacted."""
-    session_id = meta["session_id"]
-    state = board_state(resolver, session_id)
-    claimed = sum(1 for task in state.open if task.fields.get("claimed_by"))
-    fields = handoff_fields(meta, len(state.open), len(state.done), state.note_count, claimed)
-    fields = {key: redact(value) if isinstance(value, str) else value for key, value in fields.items()}
-    body = (
-        f"# Handoff from session {session_id}\n\n"
-        + unreadable_section(state)
-        + render_sections(state, ("open", "done", "context"))
-    )
-    others = active_sessions_section(resolver, session_id)
-    notes = render_sections(state, ("notes",))
-    room = MAX_HANDOFF_BYTES - len(body.encode()) - len(others.encode()) - 2048
-    if len(notes.encode()) > room:
-        notes = notes.encode()[: max(room, 0)].decode("utf-8", "ignore") + "\n\n[… older notes cut]\n"
-    text = dump_front_matter(fields) + "\n" + redact(body + "\n" + notes + "\n" + others)
-    if len(text.encode()) > MAX_HANDOFF_BYTES:
-        text = text.encode()[:MAX_HANDOFF_BYTES].decode("utf-8", "ignore") + "\n\n[… handoff cut to size]\n"
-    return text
+OPEN_WORK = "Open work"
+
+
+def open_section(ledger: Ledger, session_id: str) -> str:
+    """A handoff's open work, each item with where it came from."""
+    lines = [bullet(open_line(item, session_id)) for item in ledger.open]
+    if ledger.cut:
+        lines.append(bullet(f"… and {ledger.cut} older open items beyond what a handoff carries"))
+    return f"## {OPEN_WORK}\n\n" + ("\n".join(lines) if lines else "_none_") + "\n\n"
+
+
+def open_line(item: Item, session_id: str) -> str:
+    """``**t2** write the parser — claimed by explorer (from the board)``; a carried item by its short key."""
+    own = item.origin == session_id
+    name = item.local_id if own else item.short_key
+    claim = f" — claimed by {inline(item.by, 64)}" if item.by else ""
+    kind = "Claude Code's task list" if item.local_id.startswith("cc") else "the board"
+    where = f"from {kind}" if own else f"carried from session {item.origin[:8]}, {kind}"
+    return f"**{name}** {inline(item.text, 240)}{claim} ({where})"
+
+
+def replace_section(body: str, title: str, section: str) -> str:
+    """``body`` with its ``## title`` section (up to the next ``## ``) replaced by ``section``; added when missing."""
+    start = body.find(f"\n## {title}\n")
+    if start < 0:
+        return body.rstrip("\n") + "\n\n" + section
+    end = body.find("\n## ", start + 1)
+    return body[: start + 1] + section + (body[end + 1 :] if end >= 0 else "")

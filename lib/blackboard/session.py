@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 
-from . import handoff, render, settings
+from . import handoff, settings, summary
 from .clock import now_iso
 from .errors import BlackboardError
 from .fsutil import file_lock, refuse_links
+from .gitinfo import resolve_head
 from .ids import optional_str
 from .meta import ACTIVE, ENDED, Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
 from .paths import PathResolver
@@ -80,6 +82,9 @@ def _create(
     transcript = payload.get("transcript_path")
     if isinstance(transcript, str):
         meta["transcript_path"] = transcript
+    head = resolve_head(resolver.project.toplevel) if resolver.project.toplevel else None
+    if head:
+        meta["start_head"] = head  # what changed is counted from here (summary.handoff_text)
     _record_process(meta, claude_pid)
     write_meta(resolver.meta_path(session_id), meta)
 
@@ -137,7 +142,7 @@ def _same_process_sessions(resolver: PathResolver, session_id: str, claude_pid: 
     return found
 
 
-def checkpoint(resolver: PathResolver, session_id: str) -> Meta | None:
+def checkpoint(resolver: PathResolver, session_id: str, environ: Mapping[str, str] = os.environ) -> Meta | None:
     """Stop/PreCompact: refresh the draft handoff; never ends the session, takes no lock.
 
     The draft's modification time is the session's last activity (``registry.last_activity``).
@@ -151,14 +156,16 @@ def checkpoint(resolver: PathResolver, session_id: str) -> Meta | None:
         return meta
     # A draft, written after every turn: no fsync. The board it is rendered from is what counts,
     # and recovery renders the handoff again from it for a session that never ended.
-    handoff.write_session_handoff(resolver, session_id, render.handoff_text(resolver, meta), durable=False)
+    handoff.write_session_handoff(
+        resolver, session_id, summary.handoff_text(resolver, meta, environ, final=False), durable=False
+    )
     after = read_meta_or_none(path)
     if after is not None and after["status"] != ACTIVE:
-        handoff.write_session_handoff(resolver, session_id, render.handoff_text(resolver, after))
+        handoff.write_session_handoff(resolver, session_id, summary.handoff_text(resolver, after, environ))
     return meta
 
 
-def end(resolver: PathResolver, session_id: str, reason: str) -> Meta | None:
+def end(resolver: PathResolver, session_id: str, reason: str, environ: Mapping[str, str] = os.environ) -> Meta | None:
     """SessionEnd: mark the session ended, write its final handoff, offer it as the latest."""
     path = resolver.meta_path(session_id)
     refuse_links(resolver.root, resolver.get_session_blackboard_dir(session_id))
@@ -172,16 +179,16 @@ def end(resolver: PathResolver, session_id: str, reason: str) -> Meta | None:
         now = now_iso()
         meta.update({"status": ENDED, "ended": now, "end_reason": reason, "last_activity": now})
         write_meta(path, meta)
-        text = render.handoff_text(resolver, meta)
+        text = summary.handoff_text(resolver, meta, environ)
         handoff.write_session_handoff(resolver, session_id, text)
     unmark_active(resolver, session_id)
     offer_latest(resolver, session_id, text)
     return meta
 
 
-def hand_off(resolver: PathResolver, meta: Meta) -> None:
+def hand_off(resolver: PathResolver, meta: Meta, environ: Mapping[str, str] = os.environ) -> None:
     """Write a finished session's final handoff and offer it as the project's latest."""
-    text = render.handoff_text(resolver, meta)
+    text = summary.handoff_text(resolver, meta, environ)
     handoff.write_session_handoff(resolver, meta["session_id"], text)
     offer_latest(resolver, meta["session_id"], text)
 
@@ -192,13 +199,13 @@ def offer_latest(resolver: PathResolver, session_id: str, text: str) -> None:
     unmark_unpublished(resolver, session_id)
 
 
-def publish_pending(resolver: PathResolver) -> list[str]:
+def publish_pending(resolver: PathResolver, environ: Mapping[str, str] = os.environ) -> list[str]:
     """Publish the handoffs of finished sessions whose end failed part-way; returns their ids."""
     done = []
     for session_id in unpublished_ids(resolver):
         meta = read_meta_or_none(resolver.meta_path(session_id))
         if meta is not None and meta["status"] != ACTIVE:  # still active: its end never began; recovery decides
-            hand_off(resolver, meta)
+            hand_off(resolver, meta, environ)
             done.append(session_id)
         unmark_unpublished(resolver, session_id)
     return done

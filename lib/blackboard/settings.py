@@ -85,6 +85,23 @@ def sync_timeout(environ: Mapping[str, str] = os.environ) -> float:
     return value if 0.1 <= value <= 30 else DEFAULT_SYNC_TIMEOUT
 
 
+class DigestSources:
+    """Where the handoff's digest may come from: whether capture is on, and Claude Code's own folder."""
+
+    __slots__ = ("enabled", "claude_dir")
+
+    def __init__(self, enabled: bool, claude_dir: str) -> None:
+        self.enabled = enabled
+        self.claude_dir = claude_dir
+
+
+def digest_sources(environ: Mapping[str, str] = os.environ) -> DigestSources:
+    """``$BLACKBOARD_DIGEST`` (default on; ``0`` turns capture off) and ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    enabled = environ.get("BLACKBOARD_DIGEST", "1").strip().lower() not in ("0", "false", "no", "off")
+    config = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return DigestSources(enabled, os.path.abspath(os.path.expanduser(config)))
+
+
 def _int(environ: Mapping[str, str], name: str, default: int) -> int:
     try:
         return int(environ.get(name, default))

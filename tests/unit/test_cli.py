@@ -160,7 +160,7 @@ def test_handoff_command(bb, resolver: PathResolver) -> None:
     assert "# Handoff from session s1" in ok(bb("handoff"))
     data = json.loads(ok(bb("handoff", "s1", "--json")))
     assert data["fields"]["session_id"] == "s1"
-    assert "Open tasks" in data["body"]
+    assert "Open work" in data["body"]
 
 
 def test_migrate_dry_run_then_real(bb, resolver: PathResolver) -> None:

@@ -60,10 +60,12 @@ def test_lists_other_active_sessions(resolver: PathResolver) -> None:
 
 @pytest.mark.parametrize("limit", [2000, 4000, 8000])
 def test_capped_with_a_visible_marker(resolver: PathResolver, limit: int) -> None:
-    _publish(resolver, "## Recent notes\n\n" + "\n".join(f"- note {i} " + "x" * 200 for i in range(500)))
+    _publish(resolver, "## Notes, newest first\n\n" + "\n".join(f"- note {i} " + "x" * 200 for i in range(500)))
     text = _for_new_session(resolver, "me", "main", limit)
     assert len(text) <= limit
-    assert "characters cut" in text
+    assert "run `blackboard handoff` for the rest" in text
+    assert "- note 0 " in text  # the newest is never lost for an older one
+    assert "- note 499 " not in text
     assert "From session prev" in text
     assert "blackboard note" in text
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from blackboard import entries, handoff, render, session
+from blackboard import entries, handoff, render, session, summary
 from blackboard.meta import read_meta
 from blackboard.paths import BOARD_FILES, PathResolver
 
@@ -51,13 +51,16 @@ def test_handoff_front_matter_and_sections_in_order(resolver: PathResolver) -> N
     assert (post["open_tasks"], post["done_tasks"], post["notes"]) == (1, 1, 1)
     body = post.content
     order = [
-        "## Open tasks",
-        "Open one — claimed by w1",
-        "## Tasks done this session",
-        "Done one",
+        "## What was asked",
+        "## Where it stopped",
+        "## Open work",
+        "**t1** Open one — claimed by w1 (from the board)",
+        "## What changed",
+        "## Tasks closed this session",
+        "Done one — done",
         "## Shared context",
         "schema v2",
-        "## Recent notes",
+        "## Notes, newest first",
         "Chose SQLite",
         "## Sessions still active in this project",
         "s2",
@@ -108,7 +111,7 @@ def test_handoff_is_bounded_and_reads_only_the_tail(resolver: PathResolver, monk
         return handle
 
     monkeypatch.setattr(fsutil, "open", counting_open, raising=False)
-    text = render.handoff_text(resolver, read_meta(resolver.meta_path("s1")))
+    text = summary.handoff_text(resolver, read_meta(resolver.meta_path("s1")))
     assert len(text.encode()) <= handoff.MAX_HANDOFF_BYTES + 100
     assert "the most recent note" in text
     assert "notes: 1001" in text.replace('"', "")
@@ -120,7 +123,7 @@ def test_a_secret_across_the_item_cut_is_not_half_shown(resolver: PathResolver) 
     token = "ghp_" + "A1b2C3d4E5" * 4
     text = "x" * (render.MAX_ITEM_CHARS - 10) + " " + token
     entries.append(_file(board, "notes"), "n", {"author": "main"}, text)
-    built = render.handoff_text(resolver, read_meta(resolver.meta_path("s1")))
+    built = summary.handoff_text(resolver, read_meta(resolver.meta_path("s1")))
     assert token[:12] not in built
 
 

@@ -2,7 +2,7 @@ import json
 import os
 from pathlib import Path
 
-from blackboard import board, handoff, registry, render, session
+from blackboard import board, handoff, registry, session, summary
 from blackboard.paths import PathResolver
 
 
@@ -135,16 +135,16 @@ def test_a_board_file_starts_with_its_header_and_first_entry(resolver: PathResol
 def test_a_stop_straddling_the_end_leaves_the_final_handoff(resolver: PathResolver, monkeypatch) -> None:
     """Stop read the session active, then SessionEnd ran whole before Stop wrote its draft."""
     session.start(resolver, "s1", "startup", {})
-    draft = render.handoff_text
+    draft = summary.handoff_text
 
-    def draft_then_end(resolver: PathResolver, meta: dict) -> str:
-        text = draft(resolver, meta)
+    def draft_then_end(resolver: PathResolver, meta: dict, *args: object, **kwargs: object) -> str:
+        text = draft(resolver, meta, *args, **kwargs)
         if meta["status"] == "active":
-            monkeypatch.setattr(render, "handoff_text", draft)
+            monkeypatch.setattr(summary, "handoff_text", draft)
             session.end(resolver, "s1", "other")
         return text
 
-    monkeypatch.setattr(render, "handoff_text", draft_then_end)
+    monkeypatch.setattr(summary, "handoff_text", draft_then_end)
     session.checkpoint(resolver, "s1")
     fields, _ = handoff.read_handoff(resolver.handoff_path("s1")) or ({}, "")
     assert fields["status"] == "ended"

@@ -1,0 +1,82 @@
+"""Claude Code's own task list (TaskCreate, TaskUpdate): ``{config dir}/tasks/{session_id}/{n}.json``.
+
+Read for the handoff's open work. Only regular files directly in that folder are read, none
+through a link, each bounded, and at most ``MAX_TASKS`` of them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from .fsutil import json_object, read_bounded
+from .ids import is_session_id
+
+MAX_TASKS = 200
+MAX_TASK_BYTES = 64 * 1024
+UNFINISHED = ("pending", "in_progress")
+
+
+class ClaudeTask:
+    """One task of Claude Code's list: its number, subject and status."""
+
+    __slots__ = ("number", "subject", "status")
+
+    def __init__(self, number: str, subject: str, status: str) -> None:
+        self.number = number
+        self.subject = subject
+        self.status = status
+
+
+def tasks_dir(config_dir: str, session_id: str) -> str | None:
+    """``{config dir}/tasks/{session_id}`` when it is a real folder (no link on the way below the config dir)."""
+    if not is_session_id(session_id):
+        return None
+    path = config_dir
+    for part in ("tasks", session_id):
+        path = os.path.join(path, part)
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return None
+        except OSError:
+            return None
+    return path
+
+
+def read_tasks(config_dir: str, session_id: str) -> list[ClaudeTask]:
+    """The session's tasks, in their numbers' order."""
+    folder = tasks_dir(config_dir, session_id)
+    if folder is None:
+        return []
+    try:
+        names = sorted((n for n in os.listdir(folder) if n.endswith(".json")), key=_number)[:MAX_TASKS]
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        task = parse_task(name[: -len(".json")], _read(os.path.join(folder, name)))
+        if task is not None:
+            found.append(task)
+    return found
+
+
+def parse_task(number: str, data: bytes | None) -> ClaudeTask | None:
+    """One task file's ``subject`` and ``status``; None for anything else."""
+    task = json_object(data)
+    subject, status = task.get("subject"), task.get("status")
+    if not isinstance(subject, str) or not subject.strip() or not isinstance(status, str):
+        return None
+    return ClaudeTask(number, subject, status)
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        data = read_bounded(path, MAX_TASK_BYTES + 1)
+    except OSError:  # a link, a FIFO, a folder
+        return None
+    return data if data is not None and len(data) <= MAX_TASK_BYTES else None
+
+
+def _number(name: str) -> tuple[int, str]:
+    stem = name[: -len(".json")]
+    return (int(stem), stem) if stem.isdigit() and len(stem) < 10 else (1 << 40, stem)

@@ -1,0 +1,171 @@
+"""Open work that outlives its session: every open task stays in the project's handoffs until done or dropped.
+
+An item's key names where it was born: ``{session id}/t3`` for a board task,
+``{session id}/cc2`` for a task of Claude Code's own list. Each handoff carries the open
+items (``open_work``) and the keys closed lately (``closed_work``) in its front matter; a
+session's handoff folds its own board and task list into the project's latest handoff, and
+publishing merges again under the latest handoff's lock, so idle sessions, ``/clear``,
+parallel sessions and handoffs that arrive by sync all keep what is open and forget what
+any of them closed (docs/adr/0022-open-work-ledger.md). Pure functions: data in, data out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from .ids import SESSION_ID, is_session_id
+
+MAX_OPEN = 100
+MAX_CLOSED = 300
+MAX_TEXT = 200
+LOCAL_ID = r"(?:t|cc)[0-9]{1,9}"
+KEY = rf"({SESSION_ID})/({LOCAL_ID})"
+CLOSED_STATUSES = ("done", "dropped")
+
+
+class Item:
+    """One piece of open work: its key, what it says, ``open`` or ``claimed`` (and by whom)."""
+
+    __slots__ = ("key", "text", "status", "by")
+
+    def __init__(self, key: str, text: str, status: str = "open", by: str = "") -> None:
+        self.key = key
+        self.text = text
+        self.status = status
+        self.by = by
+
+    @property
+    def origin(self) -> str:
+        """The session the item was born in."""
+        return self.key.rpartition("/")[0]
+
+    @property
+    def local_id(self) -> str:
+        """Its id there: ``t3`` (a board task) or ``cc2`` (Claude Code's task 2)."""
+        return self.key.rpartition("/")[2]
+
+    @property
+    def short_key(self) -> str:
+        """``5f1c8a2e/t3``: what a person types to act on it."""
+        return f"{self.origin[:8]}/{self.local_id}"
+
+    def to_json(self) -> dict[str, str]:
+        data = {"key": self.key, "text": self.text, "status": self.status}
+        return {**data, "by": self.by} if self.by else data
+
+    def __repr__(self) -> str:
+        return f"Item({self.key!r}, {self.text!r}, {self.status!r}, {self.by!r})"
+
+
+def is_key(value: object) -> bool:
+    """``{session id}/t3`` or ``{session id}/cc2``."""
+    if not isinstance(value, str):
+        return False
+    match = re.fullmatch(KEY, value)
+    return match is not None and is_session_id(match.group(1))
+
+
+def board_key(session_id: str, fields: Mapping[str, str], task_id: str) -> str:
+    """The key of a board task: its ``origin`` when it was carried here, else ``{session}/{id}``."""
+    origin = fields.get("origin", "")
+    return origin if is_key(origin) else f"{session_id}/{task_id}"
+
+
+def clip(text: str) -> str:
+    """One line, at most ``MAX_TEXT`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= MAX_TEXT else line[: MAX_TEXT - 1] + "…"
+
+
+def items_from(value: object) -> list[Item]:
+    """The items of a handoff's ``open_work``; anything malformed (a hand edit, another machine) is skipped."""
+    found: list[Item] = []
+    seen: set[str] = set()
+    for raw in value if isinstance(value, list) else []:
+        if not isinstance(raw, dict) or not is_key(raw.get("key")) or raw["key"] in seen:
+            continue
+        text, status, by = raw.get("text"), raw.get("status"), raw.get("by")
+        if not isinstance(text, str) or not text.strip():
+            continue
+        seen.add(raw["key"])
+        claimed = status == "claimed"
+        found.append(
+            Item(
+                raw["key"],
+                clip(text),
+                "claimed" if claimed else "open",
+                clip(by) if claimed and isinstance(by, str) else "",
+            )
+        )
+    return found
+
+
+def keys_from(value: object) -> list[str]:
+    """The keys of a handoff's ``closed_work``; anything else is skipped."""
+    return [key for key in value if is_key(key)] if isinstance(value, list) else []
+
+
+class Ledger:
+    """The open items and recently closed keys a handoff carries."""
+
+    __slots__ = ("open", "closed", "cut")
+
+    def __init__(self, open_items: list[Item], closed: list[str], cut: int = 0) -> None:
+        self.open = open_items
+        self.closed = closed  # newest first
+        self.cut = cut  # open items left out beyond MAX_OPEN, said in the handoff
+
+    @classmethod
+    def from_fields(cls, fields: Mapping[str, object]) -> Ledger:
+        """The ledger in a handoff's front matter."""
+        cut = fields.get("open_work_cut")
+        return cls(
+            items_from(fields.get("open_work")),
+            keys_from(fields.get("closed_work")),
+            cut if type(cut) is int and cut > 0 else 0,
+        )
+
+    def to_fields(self) -> dict[str, object]:
+        fields: dict[str, object] = {"open_work": [item.to_json() for item in self.open], "closed_work": self.closed}
+        if self.cut:
+            fields["open_work_cut"] = self.cut
+        return fields
+
+
+def fold(own: Ledger, own_session: str, carried: Ledger) -> Ledger:
+    """A session's ledger: its own items and closings over what the project carried.
+
+    Its own items win; what the carried ledger says of this session's own items is stale
+    (the session itself is the authority on them), and anything closed on either side is
+    gone.
+    """
+    carried_open = [item for item in carried.open if item.origin != own_session]
+    return merge(own, Ledger(carried_open, carried.closed, carried.cut))
+
+
+def merge(newer: Ledger, older: Ledger) -> Ledger:
+    """Both ledgers' open items (the newer's word first) less every key either closed."""
+    closed = _unique(newer.closed + older.closed)
+    gone = set(closed)
+    items: dict[str, Item] = {}
+    for item in newer.open + older.open:
+        if item.key not in gone and item.key not in items:
+            items[item.key] = item
+    ordered = list(items.values())
+    cut = max(newer.cut, older.cut) + max(len(ordered) - MAX_OPEN, 0)
+    return Ledger(ordered[:MAX_OPEN], closed[:MAX_CLOSED], cut)
+
+
+def _unique(keys: list[str]) -> list[str]:
+    return list(dict.fromkeys(keys))
+
+
+def find(items: list[Item], wanted: str) -> Item | None:
+    """The item ``wanted`` names: its whole key, or its short key (``5f1c8a2e/t3``) when only one matches."""
+    exact = [item for item in items if item.key == wanted]
+    if exact:
+        return exact[0]
+    origin, _, local = wanted.rpartition("/")
+    matches = [item for item in items if item.local_id == local and origin and item.origin.startswith(origin)]
+    return matches[0] if len(matches) == 1 else None

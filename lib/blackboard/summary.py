@@ -1,0 +1,212 @@
+"""What a session's handoff says, gathered from every source and rendered (docs/adr/0021-session-digest.md).
+
+What was asked and where it stopped come from the hooks' digest (the transcript where the
+hooks said nothing); open work from the board, Claude Code's own task list and the
+project's ledger; what changed from the edits the hooks saw and from git. No model is asked.
+Everything is bounded and redacted before it is written.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+
+from . import claude_tasks, handoff, settings
+from .changes import Changes, since
+from .clock import epoch_seconds, format_utc
+from .digest import Digest, read_digest
+from .entries import Entry
+from .gitinfo import find_git
+from .handoff import MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
+from .ledger import Item, Ledger, board_key, clip, fold
+from .meta import Meta
+from .paths import PathResolver
+from .redact import redact
+from .render import (
+    BoardState,
+    active_sessions_section,
+    board_state,
+    bullet,
+    inline,
+    open_section,
+    render_sections,
+    unreadable_section,
+)
+from .transcript import inside_claude_dir, read_transcript
+
+ASKED, STOPPED, CHANGED = "What was asked", "Where it stopped", "What changed"
+MAX_PROMPT_SHOWN = 500
+MAX_MESSAGE_SHOWN = 1500
+
+
+def handoff_text(
+    resolver: PathResolver, meta: Meta, environ: Mapping[str, str] = os.environ, final: bool = True
+) -> str:
+    """The handoff a session leaves, bounded in size and with secrets redacted.
+
+    ``final=False`` (Stop's draft after every turn) leaves git out: it is asked once, when
+    the session ends or is found abandoned.
+    """
+    session_id = meta["session_id"]
+    state = board_state(resolver, session_id)
+    sources = settings.digest_sources(environ)
+    digest = session_digest(resolver, meta, sources) if sources.enabled else Digest()
+    tasks = claude_tasks.read_tasks(sources.claude_dir, session_id) if sources.enabled else []
+    changes = _changes(resolver, meta, environ) if sources.enabled and final else None
+    latest = handoff.read_handoff(resolver.latest_handoff_path())
+    carried = Ledger.from_fields(latest[0]) if latest else Ledger([], [])
+    ledger = fold(own_ledger(session_id, state, tasks), session_id, carried)
+    claimed = sum(1 for item in ledger.open if item.status == "claimed")
+    fields = handoff_fields(meta, len(ledger.open), len(state.done), state.note_count, claimed)
+    fields.update(ledger.to_fields())
+    fields.update(digest_fields(digest, changes))
+    body = (
+        f"# Handoff from session {session_id}\n\n"
+        + unreadable_section(state)
+        + asked_section(digest)
+        + stopped_section(digest)
+        + open_section(ledger, session_id)
+        + changed_section(digest, changes)
+        + render_sections(state, ("done", "context"))
+    )
+    notes, others = render_sections(state, ("notes",)), active_sessions_section(resolver, session_id)
+    return _bounded(redact_fields(fields), body, notes, others)
+
+
+def _bounded(fields: dict[str, object], body: str, notes: str, others: str) -> str:
+    """Front matter and body within ``MAX_HANDOFF_BYTES``: the oldest notes give way first, with a mark."""
+    head = dump_front_matter(fields) + "\n"
+    room = MAX_HANDOFF_BYTES - len(head.encode()) - len(body.encode()) - len(others.encode()) - 2048
+    if len(notes.encode()) > room:
+        notes = (
+            notes.encode()[: max(room, 0)].decode("utf-8", "ignore").rpartition("\n- ")[0] + "\n- … older notes cut\n"
+        )
+    text = head + redact(body + "\n" + notes + "\n" + others)
+    if len(text.encode()) > MAX_HANDOFF_BYTES:
+        text = text.encode()[:MAX_HANDOFF_BYTES].decode("utf-8", "ignore") + "\n\n[… handoff cut to size]\n"
+    return text
+
+
+def session_digest(resolver: PathResolver, meta: Meta, sources: settings.DigestSources) -> Digest:
+    """The hooks' digest of the session; its transcript where the hooks recorded no prompt."""
+    digest = read_digest(resolver.digest_path(meta["session_id"]))
+    if digest.first_prompt is not None and digest.last_message is not None:
+        return digest
+    path = meta.get("transcript_path")
+    if not inside_claude_dir(sources.claude_dir, path):
+        return digest
+    recovered = read_transcript(str(path))
+    if digest.first_prompt is None:
+        recovered.edits = digest.edits
+        return recovered
+    digest.last_message = recovered.last_message  # e.g. a session killed before its Stop
+    return digest
+
+
+def _changes(resolver: PathResolver, meta: Meta, environ: Mapping[str, str]) -> Changes:
+    """Git's word on the checkout the session ran in: the resolver's, else the one around its ``cwd``."""
+    toplevel = resolver.project.toplevel
+    cwd = meta.get("cwd")
+    if toplevel is None and isinstance(cwd, str) and os.path.isabs(cwd):
+        found = find_git(cwd)
+        toplevel = found.toplevel if found else None
+    start, started = meta.get("start_head"), meta.get("started")
+    started_at = format_utc(epoch_seconds(started) or time.time())  # a date git reads, whatever the file said
+    return since(toplevel, start if isinstance(start, str) else None, started_at, environ)
+
+
+def own_ledger(session_id: str, state: BoardState, tasks: list[claude_tasks.ClaudeTask]) -> Ledger:
+    """The session's own open items and closed keys: its board's tasks, then Claude Code's."""
+    items = [_board_item(session_id, task) for task in state.open]
+    closed = [board_key(session_id, task.fields, task.id) for task in state.done]
+    for task in tasks:
+        key = f"{session_id}/cc{task.number}"
+        if task.status in claude_tasks.UNFINISHED:
+            by = "Claude Code" if task.status == "in_progress" else ""
+            items.append(Item(key, clip(task.subject), "claimed" if by else "open", by))
+        elif task.status == "completed":
+            closed.append(key)
+    return Ledger(items, list(reversed(closed)))
+
+
+def _board_item(session_id: str, task: Entry) -> Item:
+    who = task.fields.get("claimed_by", "")
+    return Item(board_key(session_id, task.fields, task.id), clip(task.body), "claimed" if who else "open", clip(who))
+
+
+def digest_fields(digest: Digest, changes: Changes | None) -> dict[str, object]:
+    """The digest as front matter: what ``handoff --json`` gives and the next session's context reads."""
+    asked = {
+        "first": _cut(digest.first_prompt, MAX_PROMPT_SHOWN),
+        "latest": [_cut(p, MAX_PROMPT_SHOWN) for p in digest.latest_prompts],
+        "count": digest.prompt_count,
+        "source": digest.source,
+    }
+    changed: dict[str, object] = {"files": [{"path": p, "edits": n} for p, n in digest.edits.items()]}
+    if changes is not None:
+        changed["commits"] = [{"sha": sha, "subject": inline(subject, 200)} for sha, subject in changes.commits]
+        changed.update(more_commits=changes.more_commits, uncommitted=changes.uncommitted, problem=changes.problem)
+    return {"asked": asked, "stopped": _cut(digest.last_message, MAX_MESSAGE_SHOWN), "changed": changed}
+
+
+def _cut(text: str | None, limit: int) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def asked_section(digest: Digest) -> str:
+    where = " (from the transcript)" if digest.source == "transcript" else ""
+    lines = []
+    if digest.first_prompt is not None:
+        lines.append(bullet(f"first request{where}: {_cut(digest.first_prompt, MAX_PROMPT_SHOWN)}"))
+    count = digest.prompt_count
+    for offset, prompt in enumerate(digest.latest_prompts):
+        number = count - len(digest.latest_prompts) + offset + 1
+        lines.append(bullet(f"request {number} of {count}{where}: {_cut(prompt, MAX_PROMPT_SHOWN)}"))
+    return _section(ASKED, lines)
+
+
+def stopped_section(digest: Digest) -> str:
+    message = _cut(digest.last_message, MAX_MESSAGE_SHOWN)
+    where = "the transcript" if digest.source == "transcript" else "the Stop hook"
+    return _section(STOPPED, [bullet(f"last assistant message ({where}): {message}")] if message else [])
+
+
+def changed_section(digest: Digest, changes: Changes | None) -> str:
+    lines = [
+        bullet(f"`{inline(path, 200)}`: {n} edit{'s' if n > 1 else ''} (edit tools)")
+        for path, n in digest.edits.items()
+    ]
+    if changes is None:
+        lines.append(bullet("commits and uncommitted files: counted when the session ends"))
+        return _section(CHANGED, lines)
+    lines += [bullet(f"commit `{sha}` {inline(subject, 200)}") for sha, subject in changes.commits]
+    if changes.more_commits:
+        lines.append(bullet(f"… and more commits (`git log {len(changes.commits)}..`)"))
+    if changes.uncommitted is not None:
+        lines.append(
+            bullet(f"{changes.uncommitted} file{'' if changes.uncommitted == 1 else 's'} left uncommitted (git status)")
+        )
+    if changes.problem:
+        lines.append(bullet(f"git: {inline(changes.problem, 120)}"))
+    return _section(CHANGED, lines)
+
+
+def _section(title: str, lines: list[str]) -> str:
+    return f"## {title}\n\n" + ("\n".join(lines) if lines else "_none_") + "\n\n"
+
+
+def redact_fields(fields: dict[str, object]) -> dict[str, object]:
+    """Front matter with every string in it redacted, however deep."""
+    return {key: redact_value(value) for key, value in fields.items()}
+
+
+def redact_value(value: object) -> object:
+    """``value`` with every string in it redacted, however deep."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_value(item) for item in value]
+    if isinstance(value, dict):
+        return {key: redact_value(item) for key, item in value.items()}
+    return value
