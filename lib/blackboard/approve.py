@@ -17,7 +17,7 @@ GLOBAL_VALUED = {"--session", "--author"}
 COMMAND_VALUED = {
     "note": {"--file"},
     "post": {"--file"},
-    "task": {"--file"},
+    "task": {"--file", "--reason"},
     "cleanup": {"--older-than", "--keep"},
     "sessions": {"--status"},
 }

@@ -6,12 +6,13 @@ import os
 import time
 from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
-from . import entries, settings
+from . import entries, handoff, ledger, settings
 from .clock import now_iso
 from .entries import Entry
 from .errors import BlackboardError
 from .fsutil import read_text, refuse_links
 from .ids import validate_session_id
+from .ledger import Item, Ledger, board_key
 from .meta import Meta, read_meta, read_meta_or_none, update_meta
 from .paths import BOARD_FILES, PathResolver
 from .registry import active_session_ids, find_owner, last_active, list_sessions
@@ -53,26 +54,63 @@ class Board:
         """Claim an open, unclaimed task; exactly one of many concurrent claimants succeeds."""
 
         def claim(task: Entry) -> Entry:
-            if task.fields.get("status") == "done":
-                raise BlackboardError(f"task {task_id} is already done")
+            _refuse_closed(task_id, task)
             holder = task.fields.get("claimed_by")
             if holder:
                 raise BlackboardError(f"task {task_id} is already claimed by {holder}; pick another task")
-            fields = {**task.fields, "status": "claimed", "claimed_by": author, "claimed_at": now_iso()}
-            return Entry(task.id, fields, task.body)
+            return Entry(
+                task.id, {**task.fields, "status": "claimed", "claimed_by": author, "claimed_at": now_iso()}, task.body
+            )
 
-        return self._update("tasks", task_id, claim)
+        return self._change_task(task_id, claim)
 
     def finish_task(self, task_id: str, author: str) -> Entry:
-        """Mark a task done."""
+        """Mark a task done: this board's (``t3``) or one carried from an earlier session (``5f1c8a2e/t3``)."""
 
         def finish(task: Entry) -> Entry:
-            if task.fields.get("status") == "done":
-                raise BlackboardError(f"task {task_id} is already done")
-            fields = {**task.fields, "status": "done", "done_by": author, "done_at": now_iso()}
-            return Entry(task.id, fields, task.body)
+            _refuse_closed(task_id, task)
+            return Entry(task.id, {**task.fields, "status": "done", "done_by": author, "done_at": now_iso()}, task.body)
 
-        return self._update("tasks", task_id, finish)
+        return self._change_task(task_id, finish)
+
+    def drop_task(self, task_id: str, author: str, reason: str) -> Entry:
+        """Drop a task that will not be done, saying why; like done, it leaves every later handoff."""
+        check_value(reason)
+
+        def drop(task: Entry) -> Entry:
+            _refuse_closed(task_id, task)
+            fields = {**task.fields, "status": "dropped", "dropped_by": author, "dropped_at": now_iso()}
+            return Entry(task.id, {**fields, "drop_reason": reason}, task.body)
+
+        return self._change_task(task_id, drop)
+
+    def carried(self) -> List[Item]:
+        """Open work of earlier sessions (the project's latest handoff) that this board has not taken up."""
+        latest = handoff.read_handoff(self.resolver.latest_handoff_path())
+        if latest is None:
+            return []
+        here = {board_key(self.session_id, t.fields, t.id) for t in self.entries("tasks")[0]}
+        return [i for i in Ledger.from_fields(latest[0]).open if i.origin != self.session_id and i.key not in here]
+
+    def _change_task(self, task_id: str, change: Callable[[Entry], Entry]) -> Entry:
+        """Apply ``change`` to a task of this board; a carried one (``5f1c8a2e/t3``) is first taken onto it."""
+        if "/" not in task_id:
+            return self._update("tasks", task_id, change)
+        tasks = self.entries("tasks")[0]
+        taken = [t for t in tasks if ledger.find([_as_item(self.session_id, t)], task_id)]
+        if taken:
+            return self._update("tasks", taken[0].id, change)
+        item = ledger.find(self.carried(), task_id)
+        if item is None:
+            raise BlackboardError(
+                f"no open task {task_id!r} carried into this project; `blackboard task list` shows them"
+            )
+        header = entries.initial_text("tasks", self.session_id)
+        fields = {"status": "open", "origin": item.key, "author": item.by or "earlier session"}
+        taken_up = entries.append_unless(
+            self.path("tasks"), "t", fields, item.text, header, lambda e: _has_origin(e, item.key)
+        )
+        return self._update("tasks", taken_up, change)
 
     def post(self, key: str, value: str, author: str, replace: bool = False) -> None:
         """Add a keyed entry; an existing key is an error unless ``replace``."""
@@ -140,6 +178,24 @@ class Board:
             update_meta(path, lambda m: m.update({"last_activity": now_iso()}))
         except (BlackboardError, OSError):
             pass
+
+
+def _refuse_closed(task_id: str, task: Entry) -> None:
+    status = task.fields.get("status")
+    if status in ("done", "dropped"):
+        raise BlackboardError(f"task {task_id} is already {status}")
+
+
+def _as_item(session_id: str, task: Entry) -> Item:
+    return Item(board_key(session_id, task.fields, task.id), task.body)
+
+
+def _has_origin(tasks: List[Entry], key: str) -> Optional[str]:
+    """A refusal when a task taken up from ``key`` is already on the board."""
+    for task in tasks:
+        if task.fields.get("origin") == key:
+            return f"{key} is already on this board as {task.id}; use {task.id}"
+    return None
 
 
 def check_value(text: str) -> None:

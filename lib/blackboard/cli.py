@@ -19,6 +19,7 @@ from .approve import OPTION
 from .board import Board, locate
 from .entries import Entry
 from .errors import BlackboardError
+from .ledger import Item
 from .meta import STATUSES
 from .paths import PathResolver
 from .redact import redact
@@ -222,24 +223,48 @@ def task_done(task_id: str) -> None:
     _emit(_entry(finished), f"done {finished.id}: {finished.body}")
 
 
+@task.command("drop")
+@click.argument("task_id")
+@click.option("--reason", required=True, metavar="TEXT", help="Why it will not be done (kept in the handoffs).")
+@GLOBAL
+def task_drop(task_id: str, reason: str) -> None:
+    """Drop a task that will not be done; it leaves the open work of every later handoff."""
+    dropped = _board().drop_task(task_id, _author(), reason)
+    _emit(_entry(dropped), f"dropped {dropped.id}: {dropped.body}")
+
+
 @task.command("list")
-@click.option("--all", "show_all", is_flag=True, help="Include done tasks.")
+@click.option("--all", "show_all", is_flag=True, help="Include done and dropped tasks.")
 @GLOBAL
 def task_list(show_all: bool) -> None:
-    """List open and claimed tasks (all with --all)."""
+    """List open and claimed tasks (all with --all), then open work carried from earlier sessions."""
     board = _board()
     tasks, problems = board.entries("tasks")
-    shown = [t for t in tasks if show_all or t.fields.get("status") != "done"]
-    lines = [_task_line(t) for t in shown] or ["(no tasks)"]
-    _emit({"session_id": board.session_id, "tasks": [_entry(t) for t in shown]}, "\n".join(lines))
+    shown = [t for t in tasks if show_all or t.fields.get("status") not in ("done", "dropped")]
+    carried = board.carried()
+    lines = [_task_line(t) for t in shown] + [_carried_line(item) for item in carried]
+    data = {
+        "session_id": board.session_id,
+        "tasks": [_entry(t) for t in shown],
+        "carried": [i.to_json() for i in carried],
+    }
+    _emit(data, "\n".join(lines) or "(no tasks)")
     _warn(problems, "active-tasks.md")
 
 
 def _task_line(task: Entry) -> str:
     status = task.fields.get("status", "open")
     who = task.fields.get("claimed_by")
-    suffix = f" [{who}]" if who and status != "done" else ""
-    return f"{task.id:<5} {status:<8} {task.body.splitlines()[0] if task.body else ''}{suffix}"
+    suffix = f" [{who}]" if who and status not in ("done", "dropped") else ""
+    origin = task.fields.get("origin")
+    carried = f" (carried: {origin})" if origin else ""
+    return f"{task.id:<5} {status:<8} {task.body.splitlines()[0] if task.body else ''}{suffix}{carried}"
+
+
+def _carried_line(item: Item) -> str:
+    """``5f1c8a2e/t3 open     write the parser (carried from an earlier session)``."""
+    who = f" [{item.by}]" if item.by else ""
+    return f"{item.short_key} {item.status:<8} {item.text}{who} (carried from an earlier session)"
 
 
 @cli.command()
