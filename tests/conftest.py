@@ -8,12 +8,18 @@ from pathlib import Path
 from typing import Callable, Dict, Optional
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
 
 from blackboard.paths import PathResolver  # noqa: E402
 from blackboard.project import identify_project  # noqa: E402
 from helpers import REPO, HookResult, hook_argv, make_git_project  # noqa: E402
+
+# The machines are shared: a slow draw or example is load, not a failure of the property.
+hypothesis_settings.register_profile("shared-machine", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("shared-machine")
 
 HOOK_ENV_NOISE = ("BLACKBOARD_", "CLAUDE_", "MNEMONIC_ROOT", "ANTHROPIC_")
 

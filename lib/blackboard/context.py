@@ -99,14 +99,14 @@ def fit(head: str, body: str, footer: str, limit: int, others: str = "") -> str:
 
     head, footer, others = redact(head), redact(footer), redact(others.strip())
     live = f"Other active sessions in this project:\n{fenced(others)}\n" if others else ""
-    frame = len(head) + len(footer) + len(live) + 2 * len(fenced("")) + len(MARKER) + 40
+    frame = len(head) + len(footer) + len(live) + 2 * len(fenced("")) + len(MARKER) + 80
     body, marker = fill(parse_sections(body.strip()), max(limit - frame, 0))
     parts = [head, fenced(body) + marker if body or marker else "", live + footer]
     return "\n\n".join(part for part in parts if part)[:limit]
 
 
-MARKER = "\n[… {shortened} items shortened, {dropped} left out to fit; run `blackboard handoff` for the rest]"
-MIN_ITEM = 100  # what an item keeps before any whole item is left out
+MARKER = "\n[… {what} to fit; run `blackboard handoff` for the rest]"
+MIN_ITEM = 80  # what an item keeps before any whole item is left out: an open task still shows its name
 # Lower fills first: where it stopped, every open task by name, what was asked, the newest
 # notes, what changed, then the rest, the older notes last.
 PRIORITY = {
@@ -190,7 +190,10 @@ def fill(sections: list[tuple[str, list[str]]], room: int) -> tuple[str, str]:
             slot.kept += grow
             used += grow
     shortened = sum(1 for slot in slots if 0 <= slot.kept < len(slot.text))
-    marker = MARKER.format(shortened=shortened, dropped=dropped) if shortened or dropped else ""
+    what = [
+        f"{n} item{'s' if n > 1 else ''} {verb}" for n, verb in ((shortened, "shortened"), (dropped, "left out")) if n
+    ]
+    marker = MARKER.format(what=" and ".join(what)) if what else ""
     return _render(sections, slots), marker
 
 

@@ -165,3 +165,49 @@ def test_a_handoff_from_a_clock_that_ran_ahead_is_flagged_and_aged_from_its_arri
     text = _for_new_session(resolver, "me", "main", 8000)
     assert "WARNING: that session's clock was ahead of this machine's" in text
     assert "(0 seconds ago" in text or "(1 second ago" in text
+
+
+def _large_board(resolver: PathResolver, tasks: int, notes: int) -> None:
+    from blackboard import digest
+
+    session.start(resolver, "big", "startup", {"cwd": "/w"})
+    work = board.Board(resolver, "big")
+    for i in range(tasks):
+        work.add_task(f"open task number {i} " + "detail " * 40, "main")
+    for i in range(notes):
+        work.note(f"note number {i} " + "finding " * 60, "main")
+    path = resolver.digest_path("big")
+    for i in range(30):
+        digest.record_prompt(path, f"request number {i} " + "please " * 100)
+        digest.record_edit(path, "Edit", f"/w/src/file{i}.py", "/w")
+    digest.record_stop(path, "STOPPED HERE: " + "the escapes are half done. " * 100)
+    session.end(resolver, "big", "other")
+
+
+@pytest.mark.parametrize("limit", [2000, 5000, 8000, 9500])
+def test_a_large_board_fills_the_budget_by_priority(resolver: PathResolver, limit: int) -> None:
+    _large_board(resolver, tasks=40, notes=300)
+
+    text = _for_new_session(resolver, "me", "main", limit)
+
+    assert len(text) <= limit
+    assert "STOPPED HERE" in text  # where it stopped comes first
+    assert "run `blackboard handoff` for the rest" in text
+    shown_tasks = re.findall(r"open task number (\d+)", text)
+    if limit >= 5000:
+        assert sorted(map(int, shown_tasks)) == list(range(40))  # every open task, by name, before anything else
+        assert "request number 0" in text and "request number 29" in text  # the first and the latest request
+        assert "note number 299" in text  # the newest note
+    notes = [int(n) for n in re.findall(r"note number (\d+)", text)]
+    assert notes == sorted(notes, reverse=True)  # newest first
+    assert not notes or notes[0] == 299  # never an older note in place of the newest
+
+
+def test_items_are_shortened_before_any_is_left_out(resolver: PathResolver) -> None:
+    _large_board(resolver, tasks=5, notes=3)
+
+    text = _for_new_session(resolver, "me", "main", 8000)
+
+    assert "left out" not in text
+    assert len(re.findall(r"note number \d+", text)) == 3
+    assert "…" in text  # long items were shortened instead

@@ -263,3 +263,38 @@ def test_front_matter_fields_are_redacted(resolver: PathResolver) -> None:
     assert token not in text
     fields, _ = handoff.split_front_matter(text)
     assert fields["git_branch"] == "hotfix/[REDACTED]"
+
+
+def _ledger_handoff(session_id: str, ended: str, open_work: list, closed: list) -> str:
+    fields = {"session_id": session_id, "ended": ended, "open_work": open_work, "closed_work": closed}
+    return (
+        handoff.dump_front_matter(fields)
+        + f"\n# Handoff from session {session_id}\n\n## Open work\n\n_none_\n\n## Notes\n"
+    )
+
+
+def test_a_handoff_arriving_late_adds_its_open_work_and_its_closings_to_the_latest(resolver: PathResolver) -> None:
+    """Another machine's older handoff, imported by sync after a newer local one was published."""
+    newer = _ledger_handoff(
+        "b", "2026-11-22T12:00:00Z", [{"key": "b/t1", "text": "from b"}, {"key": "a/t2", "text": "x"}], []
+    )
+    older = _ledger_handoff("c", "2026-11-22T11:00:00Z", [{"key": "c/t1", "text": "from c"}], ["a/t2"])
+    assert handoff.publish_latest(resolver, newer)
+    assert not handoff.publish_latest(resolver, older)
+
+    fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+
+    assert fields["session_id"] == "b"
+    assert [item["key"] for item in fields["open_work"]] == ["b/t1", "c/t1"]
+    assert fields["closed_work"] == ["a/t2"] and fields["open_tasks"] == 2
+    assert "from c (carried from session c, the board)" in body and "## Notes" in body  # the section is rendered again
+
+
+def test_front_matter_the_plugin_did_not_write_cannot_smuggle_structures(resolver: PathResolver) -> None:
+    text = handoff.dump_front_matter({"session_id": "x", "ended": {"not": "a scalar"}}) + "\nbody"
+    with pytest.raises(ValueError):
+        handoff.split_front_matter(text, yaml_allowed=False)
+    fields, _ = handoff.split_front_matter(
+        handoff.dump_front_matter({"open_work": [{"key": "x/t1"}]}), yaml_allowed=False
+    )
+    assert fields["open_work"] == [{"key": "x/t1"}]

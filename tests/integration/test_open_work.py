@@ -1,0 +1,157 @@
+"""Open work outlives its session: real hooks and real `blackboard` processes across several sessions."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Dict, Optional
+
+import pytest
+
+from helpers import REPO, end_payload, start_payload
+
+LAUNCHER = str(REPO / "bin" / "blackboard")
+
+
+def _open_work(context: str) -> str:
+    """The open work section of an injected context ('' when it has none)."""
+    _, found, rest = context.partition("## Open work\n")
+    return rest.split("\n## ")[0].split("BLACKBOARD-DATA")[0] if found else ""
+
+
+@pytest.fixture
+def bb(hook_venv: Path, project: Path):
+    """``bb(session, *args)``: the `blackboard` command as an agent of that session runs it."""
+
+    def run(session_id: str, *args: str, env: Optional[Dict[str, str]] = None) -> str:
+        full = dict(os.environ, BLACKBOARD_VENV=str(hook_venv), BLACKBOARD_SESSION_ID=session_id, **(env or {}))
+        result = subprocess.run([LAUNCHER, *args], env=full, cwd=project, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    return run
+
+
+@pytest.fixture
+def lifecycle(run_hook, project: Path):
+    def start(session_id: str, source: str = "startup") -> str:
+        result = run_hook("SessionStart", start_payload(session_id, project, source))
+        assert result.returncode == 0 and result.stderr == b"", result.stderr
+        return result.context
+
+    def end(session_id: str, reason: str = "prompt_input_exit") -> None:
+        assert run_hook("SessionEnd", end_payload(session_id, project, reason)).returncode == 0
+
+    return start, end
+
+
+def test_open_tasks_survive_an_idle_session(lifecycle, bb) -> None:
+    start, end = lifecycle
+    start("a")
+    bb("a", "task", "add", "write the lexer")
+    bb("a", "task", "add", "write the parser")
+    bb("a", "task", "add", "write the docs")
+    bb("a", "task", "done", "t3")
+    end("a")
+    start("b")  # does nothing at all
+    end("b")
+
+    told = start("c")
+
+    assert "write the lexer" in _open_work(told) and "write the parser" in _open_work(told)
+    assert "write the docs" not in _open_work(told)  # done is done
+    assert "carried from session a" in _open_work(told)
+
+
+def test_done_or_dropped_in_a_later_session_leaves_every_handoff(lifecycle, bb, root: Path) -> None:
+    start, end = lifecycle
+    start("a")
+    bb("a", "task", "add", "write the lexer")
+    bb("a", "task", "add", "write the parser")
+    end("a")
+    start("b")
+    listed = json.loads(bb("b", "task", "list", "--json"))
+    assert [item["key"] for item in listed["carried"]] == ["a/t1", "a/t2"]
+    bb("b", "task", "done", "a/t1")
+    bb("b", "task", "drop", "a/t2", "--reason", "the grammar is LL(1) now")
+    end("b")
+
+    told = start("c")
+
+    assert _open_work(told) == ""
+    assert "— dropped: the grammar is LL(1) now" in told  # said where it was closed
+    latest = (root / "acme" / "widget" / ".blackboard" / "handoff" / "latest-handoff.md").read_text()
+    assert "\nopen_work: []\n" in latest
+
+
+def test_parallel_sessions_carry_the_same_task_and_one_finishing_it_finishes_it_for_both(lifecycle, bb) -> None:
+    start, end = lifecycle
+    start("a")
+    bb("a", "task", "add", "write the lexer")
+    bb("a", "task", "add", "write the parser")
+    end("a")
+    start("b")
+    start("c")  # b and c run side by side, both told of a's two tasks
+    bb("b", "task", "done", "a/t1")
+    bb("c", "task", "add", "write the tests")
+    end("b")
+    end("c")  # ends last: its own board still knows nothing of b's finishing
+
+    told = start("d")
+
+    assert "write the lexer" not in _open_work(told)
+    assert "write the parser" in _open_work(told) and "write the tests" in _open_work(told)
+
+
+def test_parallel_sessions_ending_in_either_order_keep_each_others_new_tasks(lifecycle, bb) -> None:
+    start, end = lifecycle
+    start("a")
+    start("b")
+    bb("a", "task", "add", "only a knows this")
+    bb("b", "task", "add", "only b knows this")
+    end("b")
+    end("a")
+
+    told = start("c")
+
+    assert "only a knows this" in _open_work(told) and "only b knows this" in _open_work(told)
+
+
+def test_clear_carries_the_open_work(lifecycle, bb) -> None:
+    start, end = lifecycle
+    start("a")
+    bb("a", "task", "add", "write the lexer")
+    end("a", reason="clear")
+    start("b", source="clear")
+    end("b", reason="clear")
+
+    told = start("c", source="clear")
+
+    assert "write the lexer" in _open_work(told)
+
+
+def test_a_claim_on_carried_work_succeeds_once(lifecycle, bb, hook_venv: Path, project: Path) -> None:
+    start, end = lifecycle
+    start("a")
+    bb("a", "task", "add", "write the lexer")
+    end("a")
+    start("b")
+    env = dict(os.environ, BLACKBOARD_VENV=str(hook_venv), BLACKBOARD_SESSION_ID="b")
+    procs = [
+        subprocess.Popen(
+            [LAUNCHER, "--author", f"w{i}", "task", "claim", "a/t1"],
+            env=env,
+            cwd=project,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(6)
+    ]
+    codes = [proc.wait(timeout=120) for proc in procs]
+    for proc in procs:
+        proc.communicate()
+    assert sorted(codes) == [0, 1, 1, 1, 1, 1]
+    tasks = json.loads(bb("b", "task", "list", "--json"))
+    assert [t["origin"] for t in tasks["tasks"]] == ["a/t1"]
+    assert tasks["carried"] == []
