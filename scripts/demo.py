@@ -31,6 +31,28 @@ Switched the token store to Redis; tests need REDIS_URL.
 """
 
 
+ASK = "Add refresh tokens to the auth module"
+LAST_MESSAGE = "The refresh() stub is committed; rotation is not written yet and expiry has no tests."
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Demo",
+    "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+    "GIT_COMMITTER_NAME": "Demo",
+    "GIT_COMMITTER_EMAIL": "demo@example.invalid",
+}
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, env=dict(os.environ, **GIT_IDENTITY))
+
+
+def claude_task(config: Path, session_id: str, number: int, subject: str, status: str) -> None:
+    """What Claude Code's TaskCreate leaves in its own folder: ``tasks/{session}/{n}.json``."""
+    folder = config / "tasks" / session_id
+    folder.mkdir(parents=True, exist_ok=True)
+    task = {"id": str(number), "subject": subject, "description": "", "status": status, "blocks": [], "blockedBy": []}
+    (folder / f"{number}.json").write_text(json.dumps(task, indent=2))
+
+
 def banner(title: str) -> None:
     bold, plain = ("\033[1m", "\033[0m") if sys.stdout.isatty() else ("", "")
     print(f"\n{bold}== {title} =={plain}")
@@ -93,15 +115,18 @@ def main() -> None:
     board.mkdir(parents=True)
     (board / "session-notes.md").write_text(LEGACY_NOTES)
     (board / "active-tasks.md").write_text("- [ ] add refresh tokens\n")
-    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
-    subprocess.run(["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/widget.git"], check=True)
     env = dict(
         os.environ,
         BLACKBOARD_ROOT=str(root),
         CLAUDE_PLUGIN_ROOT=str(REPO),
         CLAUDE_PLUGIN_DATA=str(DATA),
         CLAUDE_ENV_FILE=str(work / "session-env.sh"),
+        CLAUDE_CONFIG_DIR=str(work / "claude-config"),  # where Claude Code keeps its own task lists
+        **GIT_IDENTITY,
     )
+    git(project.parent, "init", "-q", "-b", "main", str(project))
+    git(project, "remote", "add", "origin", "git@github.com:acme/widget.git")
+    git(project, "commit", "-q", "--allow-empty", "-m", "Start the widget")
     if not (DATA / "venv").exists():
         print("(first run: the SessionStart hook builds the plugin's Python environment; this takes a moment)")
 
@@ -112,11 +137,23 @@ def main() -> None:
     )
     print(f"CLAUDE_ENV_FILE now exports:\n{(work / 'session-env.sh').read_text().rstrip()}")
 
-    banner("The agents of session one work on the board")
+    banner("You ask; the agent edits a file, commits, and keeps a task in Claude Code's own list")
+    run_hook(
+        "UserPromptSubmit", {"session_id": "one", **common, "hook_event_name": "UserPromptSubmit", "prompt": ASK}, env
+    )
+    (project / "auth.py").write_text("def refresh(token):\n    raise NotImplementedError\n")
+    edit = {"tool_name": "Write", "tool_input": {"file_path": str(project / "auth.py"), "content": "…"}}
+    run_hook("PostToolUse", {"session_id": "one", **common, "hook_event_name": "PostToolUse", **edit}, env)
+    git(project, "add", "auth.py")
+    git(project, "commit", "-q", "-m", "Add a refresh() stub")
+    claude_task(work / "claude-config", "one", 1, "Rotate refresh tokens on every use", "in_progress")
+
+    banner("The agents of session one also use the board")
     one = board / "sessions" / "one"
     agents_write(env, project, work / "session-env.sh")
     print(f"\n{one / 'active-tasks.md'}:\n{(one / 'active-tasks.md').read_text()}")
-    run_hook("Stop", {"session_id": "one", **common, "hook_event_name": "Stop", "stop_hook_active": False}, env)
+    stop = {"hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": LAST_MESSAGE}
+    run_hook("Stop", {"session_id": "one", **common, **stop}, env)
 
     banner("Session one ends")
     run_hook(

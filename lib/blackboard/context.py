@@ -14,7 +14,8 @@ from .redact import redact
 OLD_AFTER_SECONDS = 7 * 86400
 USAGE = (
     "Use the board with the `blackboard` command: `blackboard note TEXT`, "
-    "`blackboard task add|claim|done|list`, `blackboard post KEY VALUE` (subagents add --author NAME)."
+    "`blackboard task add|claim|done|drop|list` (carried work by its key, e.g. `5f1c8a2e/t3`), "
+    "`blackboard post KEY VALUE` (subagents add --author NAME)."
 )
 
 
