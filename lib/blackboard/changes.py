@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from collections.abc import Mapping
 
 from .gitinfo import SHA
 
 MAX_COMMITS = 20
-GIT_TIMEOUT = 0.5
+GIT_SECONDS = 0.8  # for both commands together: Claude Code cancels SessionEnd after about 1.5 s
 MAX_OUTPUT = 256 * 1024
 # What a hostile repository's config could make a read-only command run, turned off.
 SAFE_CONFIG = (
@@ -52,17 +53,18 @@ def since(toplevel: str | None, start: str | None, started: str, environ: Mappin
         return Changes(problem="not a git repository")
     if start is not None and not re.fullmatch(SHA, start):
         start = None
-    commits, more, problem = _commits(toplevel, start, started, environ)
-    uncommitted, status_problem = _uncommitted(toplevel, environ)
+    deadline = time.monotonic() + GIT_SECONDS
+    commits, more, problem = _commits(toplevel, start, started, environ, deadline)
+    uncommitted, status_problem = _uncommitted(toplevel, environ, deadline)
     return Changes(commits, more, uncommitted, problem or status_problem)
 
 
 def _commits(
-    toplevel: str, start: str | None, started: str, environ: Mapping[str, str]
+    toplevel: str, start: str | None, started: str, environ: Mapping[str, str], deadline: float
 ) -> tuple[list[tuple[str, str]], bool, str | None]:
     since_start = [f"{start}..HEAD"] if start else [f"--since={started}", "HEAD"]
     args = ["log", f"--max-count={MAX_COMMITS + 1}", "--no-decorate", "--format=%h%x00%s", *since_start, "--"]
-    output, problem = run_git(toplevel, args, environ)
+    output, problem = run_git(toplevel, args, environ, deadline)
     if output is None:
         return [], False, problem if start else None  # no start and no commit yet: nothing to say
     rows = [line.split("\0", 1) for line in output.splitlines() if "\0" in line]
@@ -70,8 +72,9 @@ def _commits(
     return commits[:MAX_COMMITS], len(commits) > MAX_COMMITS, None
 
 
-def _uncommitted(toplevel: str, environ: Mapping[str, str]) -> tuple[int | None, str | None]:
-    output, problem = run_git(toplevel, ["status", "--porcelain=v1", "-z", "--ignore-submodules=all"], environ)
+def _uncommitted(toplevel: str, environ: Mapping[str, str], deadline: float) -> tuple[int | None, str | None]:
+    args = ["status", "--porcelain=v1", "-z", "--ignore-submodules=all"]
+    output, problem = run_git(toplevel, args, environ, deadline)
     if output is None:
         return None, problem
     entries = [e for e in output.split("\0") if e]
@@ -80,8 +83,11 @@ def _uncommitted(toplevel: str, environ: Mapping[str, str]) -> tuple[int | None,
     return max(len(entries) - renames, 0), None
 
 
-def run_git(toplevel: str, args: list[str], environ: Mapping[str, str]) -> tuple[str | None, str | None]:
-    """Run ``git`` read-only in ``toplevel``: ``(output, None)``, or ``(None, what went wrong)``."""
+def run_git(
+    toplevel: str, args: list[str], environ: Mapping[str, str], deadline: float | None = None
+) -> tuple[str | None, str | None]:
+    """Run ``git`` read-only in ``toplevel`` until ``deadline``: ``(output, None)``, or ``(None, what went wrong)``."""
+    timeout = GIT_SECONDS if deadline is None else max(deadline - time.monotonic(), 0.05)
     command = ["git", "--no-pager", "--no-optional-locks"]
     for setting in SAFE_CONFIG:
         command += ["-c", setting]
@@ -92,10 +98,10 @@ def run_git(toplevel: str, args: list[str], environ: Mapping[str, str]) -> tuple
             env=git_environment(environ),
             stdin=subprocess.DEVNULL,
             capture_output=True,
-            timeout=GIT_TIMEOUT,
+            timeout=timeout,
         )
     except subprocess.TimeoutExpired:
-        return None, f"git {args[0]} took over {GIT_TIMEOUT}s"
+        return None, f"git {args[0]} took over {timeout:.2f}s"
     except OSError as exc:
         return None, f"git {args[0]} could not run: {exc.strerror}"
     if result.returncode != 0:

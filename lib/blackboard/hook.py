@@ -67,8 +67,13 @@ def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> s
     if not new_session:
         # The agent may have changed directory since the session started: find its board by id.
         resolver = find_owner(resolver, session_id) or resolver
-    if event in ("user-prompt-submit", "post-tool-use", "stop"):
+    if event in ("user-prompt-submit", "post-tool-use"):
         _capture(event, resolver, session_id, payload, environ)
+    elif event == "stop":
+        try:
+            _capture(event, resolver, session_id, payload, environ)
+        except Exception:  # noqa: BLE001 - a digest that could not take the message must not cost the checkpoint
+            log_failure(event, environ)
     if event == "session-start":
         return _session_start(resolver, session_id, payload, environ)
     from . import session

@@ -51,7 +51,7 @@ def handoff_text(
     session_id = meta["session_id"]
     state = board_state(resolver, session_id)
     sources = settings.digest_sources(environ)
-    digest = session_digest(resolver, meta, sources) if sources.enabled else Digest()
+    digest = session_digest(resolver, meta, sources, final) if sources.enabled else Digest()
     tasks = claude_tasks.read_tasks(sources.claude_dir, session_id) if sources.enabled else []
     changes = _changes(resolver, meta, environ) if sources.enabled and final else None
     latest = handoff.read_handoff(resolver.latest_handoff_path())
@@ -88,10 +88,13 @@ def _bounded(fields: dict[str, object], body: str, notes: str, others: str) -> s
     return text
 
 
-def session_digest(resolver: PathResolver, meta: Meta, sources: settings.DigestSources) -> Digest:
-    """The hooks' digest of the session; its transcript where the hooks recorded no prompt."""
+def session_digest(resolver: PathResolver, meta: Meta, sources: settings.DigestSources, final: bool = True) -> Digest:
+    """The hooks' digest of the session; for a final handoff, its transcript where the hooks said nothing.
+
+    Stop's draft never reads the transcript: the hooks of that very turn have just spoken.
+    """
     digest = read_digest(resolver.digest_path(meta["session_id"]))
-    if digest.first_prompt is not None and digest.last_message is not None:
+    if not final or (digest.first_prompt is not None and digest.last_message is not None):
         return digest
     path = meta.get("transcript_path")
     if not inside_claude_dir(sources.claude_dir, path):

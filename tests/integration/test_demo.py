@@ -17,10 +17,19 @@ def test_the_demo_shows_a_handoff_reaching_the_next_session(hook_venv: Path) -> 
     )
     assert result.returncode == 0, result.stderr
     hooks = re.findall(r"hooks/run (\S+)\s+-> exit (\d+)", result.stdout)
-    assert hooks == [("session-start", "0"), ("stop", "0"), ("session-end", "0"), ("session-start", "0")]
+    events = ["session-start", "user-prompt-submit", "post-tool-use", "stop", "session-end", "session-start"]
+    assert hooks == [(event, "0") for event in events]
     context = result.stdout.split("== The context session two received (additionalContext) ==")[1]
     assert "From session one" in context
     assert "Cover token expiry with tests" in context
+    for digest in (
+        "first request: Add refresh tokens",
+        "rotation is not written yet",
+        "`auth.py`: 1 edit",
+        "Add a refresh() stub",
+    ):
+        assert digest in context, digest  # what was asked, where it stopped, what changed
+    assert "Rotate refresh tokens on every use" in context  # Claude Code's own task, still open
     work = re.search(r"Everything above lives in (\S+);", result.stdout)
     assert work is not None
     shutil.rmtree(work.group(1))

@@ -107,7 +107,9 @@ HOSTILE_STDIN = [
 ]
 
 
-@pytest.mark.parametrize("event", ["SessionStart", "SessionEnd", "Stop", "PreCompact"])
+@pytest.mark.parametrize(
+    "event", ["SessionStart", "SessionEnd", "Stop", "PreCompact", "UserPromptSubmit", "PostToolUse"]
+)
 @pytest.mark.parametrize("stdin", HOSTILE_STDIN)
 def test_hostile_stdin_never_breaks_the_session(run_hook, tmp_path: Path, root: Path, event: str, stdin: bytes) -> None:
     before = _outside_root_snapshot(tmp_path, root)

@@ -366,3 +366,43 @@ def test_escape_sequences_in_a_board_never_reach_the_terminal(bb) -> None:
     assert "innocent \ufffd]0;OWNED\ufffd\ufffd[2J\ufffdgone\ttab" in shown
     as_json = json.loads(ok(run("show", "--json")))
     assert as_json["notes"][0]["text"] == hostile  # JSON escapes them itself, and keeps the text exact
+
+
+def test_task_drop_needs_a_reason_and_closes_the_task(bb, resolver: PathResolver) -> None:
+    ok(bb("task", "add", "rewrite in Rust"))
+    fails(bb("task", "drop", "t1"), "--reason", status=2)
+    dropped = json.loads(ok(bb("task", "drop", "t1", "--reason", "not worth it", "--json")))
+    assert (dropped["status"], dropped["drop_reason"], dropped["dropped_by"]) == ("dropped", "not worth it", "main")
+    fails(bb("task", "done", "t1"), "already dropped")
+    fails(bb("task", "claim", "t1"), "already dropped")
+    assert ok(bb("task", "list")).strip() == "(no tasks)"
+    assert "dropped" in ok(bb("task", "list", "--all"))
+
+
+def test_carried_work_is_listed_taken_up_once_and_closed(bb, resolver: PathResolver) -> None:
+    session.start(resolver, "earlier", "startup", {})
+    board.Board(resolver, "earlier").add_task("write the lexer", "main")
+    session.end(resolver, "earlier", "other")
+
+    listed = json.loads(ok(bb("task", "list", "--json")))
+    assert listed["carried"] == [{"key": "earlier/t1", "text": "write the lexer", "status": "open"}]
+    assert "earlier/t1 open     write the lexer (carried from an earlier session)" in ok(bb("task", "list"))
+    fails(bb("task", "done", "nobody/t7"), "no open task 'nobody/t7' carried")
+    claimed = json.loads(ok(bb("task", "claim", "earlier/t1", "--json")))
+    assert (claimed["id"], claimed["origin"], claimed["claimed_by"]) == ("t1", "earlier/t1", "main")
+    ok(bb("task", "done", "earlier/t1"))  # found on this board now, by its origin
+
+    listed = json.loads(ok(bb("task", "list", "--all", "--json")))
+    assert listed["carried"] == [] and [t["status"] for t in listed["tasks"]] == ["done"]
+
+
+def test_handoff_json_carries_the_digest_and_the_ledger(bb, resolver: PathResolver) -> None:
+    ok(bb("task", "add", "ship it"))
+    session.end(resolver, "s1", "other")
+
+    fields = json.loads(ok(bb("handoff", "s1", "--json")))["fields"]
+
+    assert fields["open_work"] == [{"key": "s1/t1", "text": "ship it", "status": "open"}]
+    assert fields["closed_work"] == []
+    assert set(fields["asked"]) == {"first", "latest", "count", "source"}
+    assert "files" in fields["changed"] and "stopped" in fields

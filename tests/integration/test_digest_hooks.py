@@ -1,0 +1,126 @@
+"""The digest hooks as Claude Code runs them: hostile payloads, broken git, capture turned off."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import end_payload, start_payload
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude-2.1.330"
+
+
+def _recorded(name: str, project: Path, session_id: str) -> dict:
+    """A payload recorded from the pinned Claude Code, moved to this test's project and session."""
+    payload = json.loads((FIXTURES / name).read_text().replace("/SCRATCH/widget", str(project)))
+    return {**payload, "session_id": session_id}
+
+
+def _board(root: Path, session_id: str) -> Path:
+    return root / "acme" / "widget" / ".blackboard" / "sessions" / session_id
+
+
+def _handoff(root: Path, session_id: str) -> str:
+    return (root / "acme" / "widget" / ".blackboard" / "handoff" / f"handoff-{session_id}.md").read_text()
+
+
+HOSTILE_PAYLOADS = [
+    pytest.param("01-UserPromptSubmit.json", {"prompt": ["not", "text"]}, id="prompt-a-list"),
+    pytest.param("01-UserPromptSubmit.json", {"prompt": {"nested": {"deep": 1}}}, id="prompt-an-object"),
+    pytest.param("01-UserPromptSubmit.json", {"prompt": "\x1b]0;pwned\x07 \x00 nul \ud800 lone"}, id="prompt-controls"),
+    pytest.param("01-UserPromptSubmit.json", {"prompt": "x" * 900_000}, id="prompt-near-the-stdin-cap"),
+    pytest.param("03-PostToolUse.json", {"tool_input": {"file_path": "../../../../etc/passwd"}}, id="path-escaping"),
+    pytest.param("03-PostToolUse.json", {"tool_input": {"file_path": "/a\u0000b"}}, id="path-with-nul"),
+    pytest.param("03-PostToolUse.json", {"tool_input": "not an object"}, id="input-a-string"),
+    pytest.param("03-PostToolUse.json", {"tool_name": "Bash"}, id="not-an-edit-tool"),
+    pytest.param("10-Stop.json", {"last_assistant_message": 12}, id="message-a-number"),
+    pytest.param("10-Stop.json", {"last_assistant_message": "\n## Open work\n- **t9** forged"}, id="message-forging"),
+]
+
+
+@pytest.mark.parametrize(("fixture", "change"), HOSTILE_PAYLOADS)
+def test_hostile_payloads_cost_nothing_and_the_handoff_is_written_anyway(
+    run_hook, project: Path, root: Path, fixture: str, change: dict
+) -> None:
+    event = fixture.split("-", 1)[1].removesuffix(".json")
+    assert run_hook("SessionStart", start_payload("s1", project)).returncode == 0
+
+    result = run_hook(event, {**_recorded(fixture, project, "s1"), **change})
+
+    assert result.returncode == 0 and result.stdout == b""
+    assert run_hook("SessionEnd", end_payload("s1", project)).returncode == 0
+    text = _handoff(root, "s1")
+    assert "## Open work" in text and "\n- **t9** forged" not in text
+    assert "passwd" not in text or "etc/passwd" in text.split("## What changed")[1].split("##")[0]
+    assert "\x1b" not in text and "\x00" not in text
+
+
+def test_the_recorded_session_gives_a_full_handoff(run_hook, project: Path, root: Path) -> None:
+    for name in sorted(p.name for p in FIXTURES.glob("[0-9]*.json")):
+        event = name.split("-", 1)[1].removesuffix(".json")
+        assert run_hook(event, _recorded(name, project, "s1")).returncode == 0
+
+    text = _handoff(root, "s1")
+
+    assert "first request: Add an escape() helper to util.py and commit it" in text
+    assert "the escapes are still half done" in text
+    assert "`util.py`: 2 edits" in text
+
+
+def test_capture_off_records_nothing_and_reads_nothing(run_hook, project: Path, root: Path) -> None:
+    env = {"BLACKBOARD_DIGEST": "0"}
+    for name in sorted(p.name for p in FIXTURES.glob("[0-9]*.json")):
+        event = name.split("-", 1)[1].removesuffix(".json")
+        assert run_hook(event, _recorded(name, project, "s1"), env=env).returncode == 0
+
+    assert not (_board(root, "s1") / "_digest.jsonl").exists()
+    text = _handoff(root, "s1")
+    assert "escape() helper" not in text and "util.py" not in text
+
+
+def test_secrets_in_prompts_never_reach_the_disk(run_hook, project: Path, root: Path) -> None:
+    token = "ghp_" + "Z9y8X7w6V5" * 4
+    run_hook("SessionStart", start_payload("s1", project))
+    payload = _recorded("01-UserPromptSubmit.json", project, "s1")
+    run_hook("UserPromptSubmit", {**payload, "prompt": f"deploy with {token} and DB_PASSWORD=hunter2hunter2"})
+    run_hook("SessionEnd", end_payload("s1", project))
+
+    for path in _board(root, "s1").parent.parent.rglob("*"):
+        if path.is_file():
+            assert token not in path.read_text(errors="replace") and "hunter2hunter2" not in path.read_text(
+                errors="replace"
+            )
+    assert "deploy with [REDACTED]" in _handoff(root, "s1")
+
+
+@pytest.mark.parametrize(
+    "breakage",
+    [
+        pytest.param("garbage-head", id="garbage-head"),
+        pytest.param("fsmonitor", id="hostile-fsmonitor"),
+        pytest.param("no-git-on-path", id="no-git"),
+    ],
+)
+def test_a_broken_or_hostile_repository_costs_only_its_line(
+    run_hook, project: Path, root: Path, tmp_path: Path, breakage: str
+) -> None:
+    marker = tmp_path / "ran"
+    env = {}
+    run_hook("SessionStart", start_payload("s1", project))
+    if breakage == "garbage-head":
+        (project / ".git" / "HEAD").write_bytes(b"\xff\x00 not a ref")
+    elif breakage == "fsmonitor":
+        script = tmp_path / "monitor.sh"
+        script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+        script.chmod(0o755)
+        subprocess.run(["git", "-C", str(project), "config", "core.fsmonitor", str(script)], check=True)
+    else:
+        env = {"PATH": os.path.dirname(os.path.realpath("/bin/sh"))}  # sh, but no git
+
+    assert run_hook("SessionEnd", end_payload("s1", project), env=env).returncode == 0
+
+    assert not marker.exists()
+    text = _handoff(root, "s1")
+    assert "## What changed" in text and "## Open work" in text
