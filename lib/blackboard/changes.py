@@ -1,8 +1,9 @@
 """What a session changed in its repository: commits since it started, files left uncommitted.
 
 The start is the ``HEAD`` commit recorded at SessionStart (``gitinfo.resolve_head``, from
-``.git``'s files without running git). The rest asks git, read-only and non-interactively: no hook, fsmonitor, pager,
-signature check or credential prompt of the repository's runs, no optional lock is taken,
+``.git``'s files without running git). The rest asks git, read-only and non-interactively:
+none of the repository's hooks, fsmonitor, pager, signature check, filter drivers or
+transports run, no optional lock is taken, whatever git starts dies with it at the deadline,
 and a git that fails, hangs or is missing only costs the handoff that part
 (docs/adr/0021-session-digest.md).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import time
 from collections.abc import Mapping
@@ -26,6 +28,7 @@ SAFE_CONFIG = (
     "core.hooksPath=/dev/null",
     "core.untrackedCache=false",
     "log.showSignature=false",
+    "protocol.allow=never",  # no transport at all: a partial clone's lazy fetch would run core.sshCommand
 )
 
 
@@ -73,8 +76,14 @@ def _commits(
 
 
 def _uncommitted(toplevel: str, environ: Mapping[str, str], deadline: float) -> tuple[int | None, str | None]:
+    """How many files ``git status`` lists, with every filter driver turned off (a clean filter is a program)."""
+    drivers, problem = _filter_drivers(toplevel, environ, deadline)
+    if drivers is None:
+        return None, problem
+    off = [f"filter.{name}.{key}=" for name in drivers for key in ("clean", "smudge", "process")]
+    off += [f"filter.{name}.required=false" for name in drivers]
     args = ["status", "--porcelain=v1", "-z", "--ignore-submodules=all"]
-    output, problem = run_git(toplevel, args, environ, deadline)
+    output, problem = run_git(toplevel, args, environ, deadline, off)
     if output is None:
         return None, problem
     entries = [e for e in output.split("\0") if e]
@@ -83,39 +92,58 @@ def _uncommitted(toplevel: str, environ: Mapping[str, str], deadline: float) -> 
     return max(len(entries) - renames, 0), None
 
 
+def _filter_drivers(toplevel: str, environ: Mapping[str, str], deadline: float) -> tuple[set[str] | None, str | None]:
+    """The filter drivers git's configuration names (None with a reason when one cannot be turned off by name)."""
+    output, problem = run_git(toplevel, ["config", "--get-regexp", "--name-only", r"^filter\."], environ, deadline)
+    if output is None:
+        return (set(), None) if problem and "exit status 1" in problem else (None, problem)  # 1: none at all
+    names = {line[len("filter.") :].rpartition(".")[0] for line in output.splitlines() if line.startswith("filter.")}
+    if any(not re.fullmatch(r"[A-Za-z0-9._-]+", name) for name in names):
+        return None, "uncommitted files not counted: a filter driver with an unusual name"
+    return names, None
+
+
 def run_git(
-    toplevel: str, args: list[str], environ: Mapping[str, str], deadline: float | None = None
+    toplevel: str,
+    args: list[str],
+    environ: Mapping[str, str],
+    deadline: float | None = None,
+    settings: list[str] | None = None,
 ) -> tuple[str | None, str | None]:
-    """Run ``git`` read-only in ``toplevel`` until ``deadline``: ``(output, None)``, or ``(None, what went wrong)``."""
+    """Run ``git`` read-only in ``toplevel`` until ``deadline``: ``(output, None)``, or ``(None, what went wrong)``.
+
+    It runs in a process group of its own, so whatever it started goes with it at the deadline.
+    """
     timeout = GIT_SECONDS if deadline is None else max(deadline - time.monotonic(), 0.05)
     command = ["git", "--no-pager", "--no-optional-locks"]
-    for setting in SAFE_CONFIG:
+    for setting in [*SAFE_CONFIG, *(settings or [])]:
         command += ["-c", setting]
     try:
-        result = subprocess.run(
+        process = subprocess.Popen(
             [*command, *args],
             cwd=toplevel,
             env=git_environment(environ),
             stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
-    except subprocess.TimeoutExpired:
-        return None, f"git {args[0]} took over {timeout:.2f}s"
     except OSError as exc:
         return None, f"git {args[0]} could not run: {exc.strerror}"
-    if result.returncode != 0:
-        return None, f"git {args[0]} failed (exit status {result.returncode})"
-    return result.stdout[:MAX_OUTPUT].decode("utf-8", "replace"), None
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return None, f"git {args[0]} took over {timeout:.2f}s"
+    if process.returncode != 0:
+        return None, f"git {args[0]} failed (exit status {process.returncode})"
+    return output[:MAX_OUTPUT].decode("utf-8", "replace"), None
 
 
 def git_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The environment for git: none of the caller's ``GIT_*`` (a hostile ``GIT_DIR`` or ``GIT_SSH``), no prompt."""
-    env = {
-        k: v
-        for k, v in environ.items()
-        if not k.startswith("GIT_") and k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")
-    }
+    env = {k: v for k, v in environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
     env.setdefault("PATH", os.defpath)
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", GIT_NO_LAZY_FETCH="1", LC_ALL="C")
     return env

@@ -99,6 +99,11 @@ def fit(head: str, body: str, footer: str, limit: int, others: str = "") -> str:
         return f"<<<BLACKBOARD-DATA {nonce}\n{data}\nBLACKBOARD-DATA {nonce}>>>"
 
     head, footer, others = redact(head), redact(footer), redact(others.strip())
+    if len(others) > MAX_OTHERS:
+        others = (
+            others[: others.rfind("\n", 0, MAX_OTHERS) + 1]
+            + "- … (`blackboard sessions --status active` lists them all)"
+        )
     live = f"Other active sessions in this project:\n{fenced(others)}\n" if others else ""
     frame = len(head) + len(footer) + len(live) + 2 * len(fenced("")) + len(MARKER) + 80
     body, marker = fill(parse_sections(body.strip()), max(limit - frame, 0))
@@ -107,6 +112,7 @@ def fit(head: str, body: str, footer: str, limit: int, others: str = "") -> str:
 
 
 MARKER = "\n[… {what} to fit; run `blackboard handoff` for the rest]"
+MAX_OTHERS = 1500  # the list of other active sessions
 MIN_ITEM = 80  # what an item keeps before any whole item is left out: an open task still shows its name
 # Lower fills first: where it stopped, every open task by name, what was asked, the newest
 # notes, what changed, then the rest, the older notes last.

@@ -14,7 +14,7 @@ import os
 
 from .clock import now_iso
 from .fsutil import append_text, file_lock, read_bounded, read_tail
-from .redact import redact
+from .redact import redact_prefix
 
 EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 MAX_PROMPT_CHARS = 2000
@@ -49,9 +49,9 @@ class Digest:
 
 
 def shorten(text: str, limit: int) -> str:
-    """``text`` redacted, then cut to ``limit`` characters with a mark; redacting first leaves no half token."""
-    text = redact(text.strip()[: limit + 512])
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` redacted and cut to ``limit`` characters with a mark, never showing half a secret."""
+    shown, cut = redact_prefix(text.strip(), limit - 1)
+    return shown + "…" if cut else shown
 
 
 def record_prompt(path: str, prompt: object) -> None:

@@ -142,8 +142,11 @@ def append_text(path: str, text: str) -> None:
     A write cut short (a full disk) is taken back, so no half entry is left behind.
     """
     payload = text.encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    # O_NONBLOCK: a FIFO in the file's place fails here at once instead of waiting for a reader
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(22, "not a regular file", path)
         before = os.fstat(fd).st_size
         try:
             written = os.write(fd, payload)

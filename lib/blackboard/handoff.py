@@ -35,6 +35,7 @@ MAX_HANDOFF_BYTES = 128 * 1024
 MAX_HANDOFF_READ = 512 * 1024
 MAX_PREVIOUS = 10
 CLOCK_SLACK_SECONDS = 300
+MAX_YAML_NESTING = 32
 STRUCTURED = ("open_work", "closed_work", "asked", "changed")  # JSON lists or objects: the ledger and the digest
 
 
@@ -69,9 +70,15 @@ def split_front_matter(text: str, yaml_allowed: bool = True) -> tuple[dict[str, 
     head, body = text[4:end], text[end + 5 :]
     try:
         return _json_front_matter(head), body
-    except (ValueError, RecursionError):
+    except RecursionError:  # nested past any sense: PyYAML would overflow the C stack on it
+        if not yaml_allowed:
+            raise ValueError("front matter nested too deep") from None
+        return {}, text
+    except ValueError:
         if not yaml_allowed:
             raise ValueError("front matter that is not the plugin's own") from None
+        if _nesting(head) > MAX_YAML_NESTING:
+            return {}, text
         import frontmatter  # a person wrote YAML we do not emit; let the real parser read it
         import yaml
 
@@ -81,6 +88,16 @@ def split_front_matter(text: str, yaml_allowed: bool = True) -> tuple[dict[str, 
         except (ValueError, RecursionError, yaml.YAMLError):  # unreadable front matter is no front matter
             return {}, text
         return dict(post.metadata), post.content
+
+
+def _nesting(head: str) -> int:
+    """How deep brackets or indentation nest in front matter, roughly: enough to keep PyYAML off a bomb."""
+    depth = deepest = 0
+    for char in head:
+        depth += 1 if char in "[{" else -1 if char in "]}" else 0
+        deepest = max(deepest, depth)
+    indents = (len(line) - len(line.lstrip(" ")) for line in head.split("\n"))
+    return max(deepest, max(indents, default=0) // 2)
 
 
 def _json_front_matter(head: str) -> dict[str, object]:
@@ -138,7 +155,7 @@ def effective_end(fields: Mapping[str, object]) -> float | None:
 def ended_at(fields: Mapping[str, object]) -> float | None:
     """``effective_end`` as worked out when the handoff was published here (``ended_epoch``); no date to parse."""
     stored = fields.get("ended_epoch")
-    if isinstance(stored, (int, float)) and not isinstance(stored, bool):
+    if isinstance(stored, (int, float)) and not isinstance(stored, bool) and 0 <= stored < 1e11:  # no NaN, no 2999+
         return float(stored)
     return effective_end(fields)
 

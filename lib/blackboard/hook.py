@@ -69,7 +69,8 @@ def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> s
         resolver = find_owner(resolver, session_id) or resolver
     if event in ("user-prompt-submit", "post-tool-use"):
         _capture(event, resolver, session_id, payload, environ)
-    elif event == "stop":
+        return None  # after every prompt and edit: nothing more, and nothing more imported
+    if event == "stop":
         try:
             _capture(event, resolver, session_id, payload, environ)
         except Exception:  # noqa: BLE001 - a digest that could not take the message must not cost the checkpoint

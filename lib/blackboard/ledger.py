@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from .ids import SESSION_ID, is_session_id
 
 MAX_OPEN = 100
-MAX_CLOSED = 300
+MAX_CLOSED = 1000
+MAX_CUT = 1_000_000
 MAX_TEXT = 200
 LOCAL_ID = r"(?:t|cc)[0-9]{1,9}"
 KEY = rf"({SESSION_ID})/({LOCAL_ID})"
@@ -120,11 +121,8 @@ class Ledger:
     def from_fields(cls, fields: Mapping[str, object]) -> Ledger:
         """The ledger in a handoff's front matter."""
         cut = fields.get("open_work_cut")
-        return cls(
-            items_from(fields.get("open_work")),
-            keys_from(fields.get("closed_work")),
-            cut if type(cut) is int and cut > 0 else 0,
-        )
+        cut = min(cut, MAX_CUT) if type(cut) is int and cut > 0 else 0
+        return cls(items_from(fields.get("open_work")), keys_from(fields.get("closed_work")), cut)
 
     def to_fields(self) -> dict[str, object]:
         fields: dict[str, object] = {"open_work": [item.to_json() for item in self.open], "closed_work": self.closed}
@@ -133,14 +131,14 @@ class Ledger:
         return fields
 
 
-def fold(own: Ledger, own_session: str, carried: Ledger) -> Ledger:
+def fold(own: Ledger, own_session: str, carried: Ledger, complete: bool = True) -> Ledger:
     """A session's ledger: its own items and closings over what the project carried.
 
     Its own items win; what the carried ledger says of this session's own items is stale
-    (the session itself is the authority on them), and anything closed on either side is
-    gone.
+    (the session itself is the authority on them, when ``complete``: its whole task list
+    was read), and anything closed on either side is gone.
     """
-    carried_open = [item for item in carried.open if item.origin != own_session]
+    carried_open = [item for item in carried.open if item.origin != own_session or not complete]
     return merge(own, Ledger(carried_open, carried.closed, carried.cut))
 
 
@@ -153,7 +151,7 @@ def merge(newer: Ledger, older: Ledger) -> Ledger:
         if item.key not in gone and item.key not in items:
             items[item.key] = item
     ordered = list(items.values())
-    cut = max(newer.cut, older.cut) + max(len(ordered) - MAX_OPEN, 0)
+    cut = min(max(newer.cut, older.cut) + max(len(ordered) - MAX_OPEN, 0), MAX_CUT)
     return Ledger(ordered[:MAX_OPEN], closed[:MAX_CLOSED], cut)
 
 

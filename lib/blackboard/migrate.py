@@ -32,7 +32,7 @@ from .ids import is_session_id
 from .meta import read_meta_or_none
 from .paths import PathResolver
 from .project import Project, former_name
-from .redact import redact
+from .redact import redact_prefix
 
 MANIFEST = "_migration.json"
 _SEPARATOR = r"(?m)^---[ \t]*$"
@@ -301,7 +301,7 @@ def _seed_latest_handoff(resolver: PathResolver, moves: list[PlannedMove]) -> No
     body = (
         "# Handoff migrated from the old flat blackboard\n\n"
         f"The newest entry of `_legacy/{os.path.basename(notes[0].destination)}`:\n\n"
-        + redact(entry.text[: handoff.MAX_HANDOFF_BYTES // 2 + 512])[: handoff.MAX_HANDOFF_BYTES // 2]
+        + redact_prefix(entry.text, handoff.MAX_HANDOFF_BYTES // 2)[0]
         + "\n"
     )
     handoff.publish_latest(resolver, handoff.dump_front_matter(fields) + "\n" + body)

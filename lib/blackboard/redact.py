@@ -113,6 +113,24 @@ def redact(text: str) -> str:
     return text
 
 
+SECRET_MARGIN = 512  # longer than any token the patterns take whole, bar key blocks (matched to the cut)
+
+
+def redact_prefix(text: str, limit: int) -> tuple[str, bool]:
+    """At most ``limit`` characters from the start of ``text``, redacted, and whether some were left out.
+
+    Redacting first and cutting after would read the whole text; cutting first would leave a
+    token crossing the cut half shown. So ``SECRET_MARGIN`` more is redacted, and a text that
+    went on past that never shows its last ``SECRET_MARGIN`` redacted characters, where half a
+    token may sit (redaction shortens what comes before it).
+    """
+    longer = len(text) > limit + SECRET_MARGIN
+    redacted = redact(text[: limit + SECRET_MARGIN])
+    if longer:
+        redacted = redacted[: max(len(redacted) - SECRET_MARGIN, 0)]
+    return (redacted, longer) if len(redacted) <= limit else (redacted[:limit], True)
+
+
 def _keep_all_but_the_secret(match: re.Match[str]) -> str:
     start, end = match.span("s")
     return match.group(0)[: start - match.start()] + REDACTED + match.group(0)[end - match.start() :]

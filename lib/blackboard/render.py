@@ -14,7 +14,7 @@ from .ids import is_session_id
 from .ledger import Item, Ledger
 from .meta import read_meta_or_none
 from .paths import BOARD_FILES, PathResolver
-from .redact import redact
+from .redact import redact_prefix
 from .registry import active_session_ids, remote_active
 
 MAX_ITEM_CHARS = 1200
@@ -114,18 +114,31 @@ def _note_line(note: Entry) -> str:
 
 
 def bullet(text: str) -> str:
-    """One item of a handoff's list: ``- text``, its further lines indented so none reads as a heading."""
-    return "- " + text.strip().replace("\n", "\n  ")
+    """One item of a handoff's list: ``- text``, its further lines indented (``continued``)."""
+    return "- " + continued(text.strip())
+
+
+def continued(text: str) -> str:
+    """``text`` as one list item: every line after the first indented, and escaped so none starts a block.
+
+    Any line break markdown knows (CR, CRLF, U+2028…) counts; a line that would open a heading,
+    a list item, a quote or a fence gets a backslash, so no text can pose as the handoff's own.
+    """
+    first, *rest = text.splitlines() or [""]
+    return "\n".join([first] + ["  " + _inert(line.strip()) for line in rest])
+
+
+def _inert(line: str) -> str:
+    return "\\" + line if re.match(r"(?:[#>*+=|`~-]|\d+[.)])", line) else line
 
 
 def _item(text: str) -> str:
     """One entry's text, secrets redacted before it is cut so no token is left half-shown."""
     text = text.strip()
-    length = len(text)
-    text = redact(text[: MAX_ITEM_CHARS + 512])  # a token crossing the cut is still whole here
-    if length > MAX_ITEM_CHARS:
-        text = text[:MAX_ITEM_CHARS] + f" … [{length - MAX_ITEM_CHARS} characters cut]"
-    return text.replace("\n", "\n  ")
+    shown, cut = redact_prefix(text, MAX_ITEM_CHARS)
+    if cut:
+        shown += f" … [{len(text) - len(shown)} characters cut]"
+    return continued(shown)
 
 
 def unreadable_section(state: BoardState) -> str:
@@ -145,7 +158,8 @@ def active_sessions_section(resolver: PathResolver, exclude: str) -> str:
     lines = []
     for session_id in others[: MAX_ITEMS["active"]]:
         meta = read_meta_or_none(resolver.meta_path(session_id)) or {}
-        lines.append(f"- {session_id} (started {meta.get('started', '?')}, branch {meta.get('git_branch') or '?'})")
+        started, branch = inline(meta.get("started", "?"), 32), inline(meta.get("git_branch") or "?", 80)
+        lines.append(f"- {session_id} (started {started}, branch {branch})")
     if len(others) > len(lines):
         lines.append(f"- … and {len(others) - len(lines)} more (`blackboard sessions --status active`)")
     for record in remote_active(resolver)[: MAX_ITEMS["active"]]:  # from sync; empty when it is off

@@ -16,26 +16,27 @@ from . import claude_tasks, handoff, settings
 from .changes import Changes, since
 from .clock import epoch_seconds, format_utc
 from .digest import Digest, read_digest
-from .entries import Entry
+from .entries import Entry, read_tail_entries
 from .gitinfo import find_git
 from .handoff import MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
-from .ledger import Item, Ledger, board_key, clip, fold
+from .ledger import MAX_TEXT, Item, Ledger, board_key, clip, fold
 from .meta import Meta
 from .paths import PathResolver
-from .redact import redact
+from .redact import redact, redact_prefix
 from .render import (
-    BoardState,
     active_sessions_section,
     board_state,
     bullet,
     inline,
     open_section,
     render_sections,
+    split_tasks,
     unreadable_section,
 )
 from .transcript import inside_claude_dir, read_transcript
 
 ASKED, STOPPED, CHANGED = "What was asked", "Where it stopped", "What changed"
+LEDGER_TASK_BYTES = 4 * 1024 * 1024
 MAX_PROMPT_SHOWN = 500
 MAX_MESSAGE_SHOWN = 1500
 
@@ -50,13 +51,16 @@ def handoff_text(
     """
     session_id = meta["session_id"]
     state = board_state(resolver, session_id)
+    tasks_seen, complete = every_task(resolver, session_id)
     sources = settings.digest_sources(environ)
     digest = session_digest(resolver, meta, sources, final) if sources.enabled else Digest()
     tasks = claude_tasks.read_tasks(sources.claude_dir, session_id) if sources.enabled else []
     changes = _changes(resolver, meta, environ) if sources.enabled and final else None
     latest = handoff.read_handoff(resolver.latest_handoff_path())
     carried = Ledger.from_fields(latest[0]) if latest else Ledger([], [])
-    ledger = fold(own_ledger(session_id, state, tasks), session_id, carried)
+    ledger = fold(own_ledger(session_id, tasks_seen, tasks), session_id, carried, complete)
+    if not complete:
+        state.problems.append(f"active-tasks.md: over {LEDGER_TASK_BYTES >> 20} MiB; only its last part is read")
     claimed = sum(1 for item in ledger.open if item.status == "claimed")
     fields = handoff_fields(meta, len(ledger.open), len(state.done), state.note_count, claimed)
     fields.update(ledger.to_fields())
@@ -119,23 +123,39 @@ def _changes(resolver: PathResolver, meta: Meta, environ: Mapping[str, str]) -> 
     return since(toplevel, start if isinstance(start, str) else None, started_at, environ)
 
 
-def own_ledger(session_id: str, state: BoardState, tasks: list[claude_tasks.ClaudeTask]) -> Ledger:
+def every_task(resolver: PathResolver, session_id: str) -> tuple[list[Entry], bool]:
+    """The board's tasks for the ledger (its last ``LEDGER_TASK_BYTES``), and whether that is all of them."""
+    path = resolver.board_file(session_id, "tasks")
+    found, _ = read_tail_entries(path, LEDGER_TASK_BYTES)
+    try:
+        return found, os.path.getsize(path) <= LEDGER_TASK_BYTES
+    except OSError:
+        return found, True
+
+
+def own_ledger(session_id: str, board_tasks: list[Entry], tasks: list[claude_tasks.ClaudeTask]) -> Ledger:
     """The session's own open items and closed keys: its board's tasks, then Claude Code's."""
-    items = [_board_item(session_id, task) for task in state.open]
-    closed = [board_key(session_id, task.fields, task.id) for task in state.done]
+    still_open, closed_tasks = split_tasks(board_tasks)
+    items = [_board_item(session_id, task) for task in still_open]
+    closed = [board_key(session_id, task.fields, task.id) for task in closed_tasks]
     for task in tasks:
         key = f"{session_id}/cc{task.number}"
         if task.status in claude_tasks.UNFINISHED:
             by = "Claude Code" if task.status == "in_progress" else ""
-            items.append(Item(key, clip(task.subject), "claimed" if by else "open", by))
+            items.append(Item(key, _clean(task.subject), "claimed" if by else "open", by))
         elif task.status == "completed":
             closed.append(key)
     return Ledger(items, list(reversed(closed)))
 
 
 def _board_item(session_id: str, task: Entry) -> Item:
-    who = task.fields.get("claimed_by", "")
-    return Item(board_key(session_id, task.fields, task.id), clip(task.body), "claimed" if who else "open", clip(who))
+    who = _clean(task.fields.get("claimed_by", ""))
+    return Item(board_key(session_id, task.fields, task.id), _clean(task.body), "claimed" if who else "open", who)
+
+
+def _clean(text: str) -> str:
+    """What the ledger keeps of a text: redacted before it is cut to one short line."""
+    return clip(redact_prefix(text, MAX_TEXT * 2)[0])
 
 
 def digest_fields(digest: Digest, changes: Changes | None) -> dict[str, object]:
@@ -148,7 +168,7 @@ def digest_fields(digest: Digest, changes: Changes | None) -> dict[str, object]:
     }
     changed: dict[str, object] = {"files": [{"path": p, "edits": n} for p, n in digest.edits.items()]}
     if changes is not None:
-        changed["commits"] = [{"sha": sha, "subject": inline(subject, 200)} for sha, subject in changes.commits]
+        changed["commits"] = [{"sha": sha, "subject": inline(redact(subject), 200)} for sha, subject in changes.commits]
         changed.update(more_commits=changes.more_commits, uncommitted=changes.uncommitted, problem=changes.problem)
     return {"asked": asked, "stopped": _cut(digest.last_message, MAX_MESSAGE_SHOWN), "changed": changed}
 
@@ -183,7 +203,7 @@ def changed_section(digest: Digest, changes: Changes | None) -> str:
     if changes is None:
         lines.append(bullet("commits and uncommitted files: counted when the session ends"))
         return _section(CHANGED, lines)
-    lines += [bullet(f"commit `{sha}` {inline(subject, 200)}") for sha, subject in changes.commits]
+    lines += [bullet(f"commit `{sha}` {inline(redact(subject), 200)}") for sha, subject in changes.commits]
     if changes.more_commits:
         lines.append(bullet(f"… and more commits (`git log {len(changes.commits)}..`)"))
     if changes.uncommitted is not None:

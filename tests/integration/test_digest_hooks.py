@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import end_payload, start_payload
+from helpers import REPO, end_payload, start_payload
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude-2.1.330"
 
@@ -124,3 +124,113 @@ def test_a_broken_or_hostile_repository_costs_only_its_line(
     assert not marker.exists()
     text = _handoff(root, "s1")
     assert "## What changed" in text and "## Open work" in text
+
+
+def test_a_fifo_in_place_of_the_digest_never_blocks_the_prompt(run_hook, project: Path, root: Path) -> None:
+    run_hook("SessionStart", start_payload("s1", project))
+    os.mkfifo(_board(root, "s1") / "_digest.jsonl")
+
+    result = run_hook("UserPromptSubmit", _recorded("01-UserPromptSubmit.json", project, "s1"))  # 60 s timeout
+
+    assert result.returncode == 0 and len(result.stderr.splitlines()) == 1
+
+
+def _git(project: Path, *args: str) -> None:
+    env = dict(
+        os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"
+    )
+    subprocess.run(["git", "-C", str(project), *args], check=True, env=env, capture_output=True)
+
+
+def _script(path: Path, body: str) -> str:
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_repositorys_filter_driver_never_runs(run_hook, project: Path, root: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "filter-ran"
+    (project / "f").write_text("same\n")
+    _git(project, "add", "f")
+    _git(project, "commit", "-q", "-m", "f")
+    run_hook("SessionStart", start_payload("s1", project))
+    _git(project, "config", "filter.evil.clean", _script(tmp_path / "clean.sh", f"touch {marker}; cat"))
+    (project / ".gitattributes").write_text("* filter=evil\n")
+    os.utime(project / "f", (1, 1))  # same content, other times: git status must look inside
+
+    assert run_hook("SessionEnd", end_payload("s1", project)).returncode == 0
+
+    assert not marker.exists()
+    assert "left uncommitted (git status)" in _handoff(root, "s1")
+
+
+def test_a_partial_clones_lazy_fetch_never_runs_its_transport(
+    run_hook, project: Path, root: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ssh-ran"
+    _git(project, "commit", "-q", "--allow-empty", "-m", "start")
+    run_hook("SessionStart", start_payload("s1", project))
+    (project / "g").write_text("y\n")
+    _git(project, "add", "g")
+    _git(project, "commit", "-q", "-m", "second")
+    for key, value in (
+        ("core.repositoryformatversion", "1"),
+        ("extensions.partialClone", "origin"),
+        ("remote.origin.url", "ssh://evil.invalid/x"),
+        ("remote.origin.promisor", "true"),
+        ("core.sshCommand", _script(tmp_path / "ssh.sh", f"touch {marker}; exit 1")),
+    ):
+        _git(project, "config", key, value)
+    tree = subprocess.run(["git", "-C", str(project), "rev-parse", "HEAD^{tree}"], capture_output=True, text=True)
+    (project / ".git" / "objects" / tree.stdout[:2] / tree.stdout.strip()[2:]).unlink()
+
+    assert run_hook("SessionEnd", end_payload("s1", project)).returncode == 0
+
+    assert not marker.exists()
+
+
+def test_secrets_in_commit_subjects_and_tasks_are_redacted_before_they_are_cut(
+    run_hook, project: Path, root: Path, hook_venv: Path
+) -> None:
+    token = "ghp_" + "ABCDEFGHIJ" * 3 + "0123456789"
+    _git(project, "commit", "-q", "--allow-empty", "-m", "start")
+    run_hook("SessionStart", start_payload("s1", project))
+    _git(project, "commit", "-q", "--allow-empty", "-m", "x" * 180 + " " + token)
+    env = dict(os.environ, BLACKBOARD_VENV=str(hook_venv), BLACKBOARD_SESSION_ID="s1")
+    task = "y" * 185 + " " + token
+    subprocess.run([str(REPO / "bin" / "blackboard"), "task", "add", task], cwd=project, env=env, check=True)
+
+    run_hook("SessionEnd", end_payload("s1", project))
+
+    text = _handoff(root, "s1")
+    assert token[:8] not in text
+    assert token[:8] not in run_hook("SessionStart", start_payload("s2", project)).context
+
+
+def test_an_open_task_before_the_tail_of_a_large_task_file_is_not_lost(
+    run_hook, project: Path, root: Path, hook_venv: Path
+) -> None:
+    run_hook("SessionStart", start_payload("s1", project))
+    env = dict(os.environ, BLACKBOARD_VENV=str(hook_venv), BLACKBOARD_SESSION_ID="s1")
+    blackboard = [str(REPO / "bin" / "blackboard")]
+    subprocess.run([*blackboard, "task", "add", "IMPORTANT first task"], cwd=project, env=env, check=True)
+    for i in range(31):
+        subprocess.run([*blackboard, "task", "add", f"chore {i} " + "z" * 9000], cwd=project, env=env, check=True)
+        subprocess.run([*blackboard, "task", "done", f"t{i + 2}"], cwd=project, env=env, check=True)
+
+    run_hook("SessionEnd", end_payload("s1", project))
+
+    assert "IMPORTANT first task" in run_hook("SessionStart", start_payload("s2", project)).context
+
+
+def test_long_values_of_other_sessions_never_push_the_fence_out(run_hook, project: Path) -> None:
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/feature/" + "x" * 4000 + "\n")
+    for session_id in ("a1", "a2", "a3"):
+        run_hook("SessionStart", start_payload(session_id, project))
+
+    context = run_hook("SessionStart", start_payload("new", project)).context
+
+    assert context.count("<<<BLACKBOARD-DATA") == context.count("BLACKBOARD-DATA ") - context.count(
+        "<<<BLACKBOARD-DATA"
+    )
+    assert context.rstrip().endswith("(subagents add --author NAME).")

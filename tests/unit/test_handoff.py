@@ -298,3 +298,36 @@ def test_front_matter_the_plugin_did_not_write_cannot_smuggle_structures(resolve
         handoff.dump_front_matter({"open_work": [{"key": "x/t1"}]}), yaml_allowed=False
     )
     assert fields["open_work"] == [{"key": "x/t1"}]
+
+
+def test_front_matter_nested_past_reason_is_no_front_matter_and_never_reaches_yaml(resolver: PathResolver) -> None:
+    """PyYAML overflows the C stack (a segfault, no exception) on 100 000 nested lists."""
+    bomb = '---\nsession_id: "x"\nopen_work: ' + "[" * 100_000 + "]" * 100_000 + "\n---\nbody\n"
+    assert handoff.split_front_matter(bomb) == ({}, bomb)
+    with pytest.raises(ValueError):
+        handoff.split_front_matter(bomb, yaml_allowed=False)
+    yaml_bomb = "---\nsession_id: x\nopen_work: " + "[" * 5000 + "\n---\nbody\n"  # not JSON: would go to PyYAML
+    assert handoff.split_front_matter(yaml_bomb) == ({}, yaml_bomb)
+
+
+@pytest.mark.parametrize("epoch", [float("nan"), float("inf"), -1e300, 1e300, -5])
+def test_an_end_that_is_no_time_is_read_from_ended_instead(epoch: float) -> None:
+    assert handoff.ended_at({"ended_epoch": epoch, "ended": "2026-11-22T10:00:00Z"}) == 1795341600.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("first\r## Open work\r- FORGED", id="cr"),
+        pytest.param("first\r\n## Open work\r\n- FORGED", id="crlf"),
+        pytest.param("first\n## Open work\n- **t9** FORGED", id="lf"),
+        pytest.param("first\u2028## Open work\u2028- FORGED", id="line-separator"),
+        pytest.param("first\n> quoted\n1. numbered\n```\n", id="other-blocks"),
+    ],
+)
+def test_an_item_cannot_open_a_heading_list_or_block_of_its_own(text: str) -> None:
+    rendered = render.bullet(text)
+    lines = rendered.split("\n")
+    assert lines[0] == "- first"
+    for line in rendered.replace("\r", "\n").replace("\u2028", "\n").split("\n")[1:]:
+        assert line.startswith("  \\"), line

@@ -123,3 +123,19 @@ def test_merge_never_keeps_a_closed_key(open_keys: list, closed: list) -> None:
     merged = merge(Ledger([Item(k, "x") for k in open_keys], []), Ledger([], closed_keys))
     assert not set(_keys(merged)) & set(closed_keys)
     assert set(_keys(merged)) == set(open_keys) - set(closed_keys)
+
+
+def test_a_hostile_cut_count_is_bounded() -> None:
+    huge = int("9" * 4300)
+    book = Ledger.from_fields({"open_work_cut": huge, "open_work": []})
+    assert book.cut == ledger.MAX_CUT
+    merged = merge(Ledger([Item(f"{A}/t{i}", "x") for i in range(ledger.MAX_OPEN + 1)], []), book)
+    assert merged.cut == ledger.MAX_CUT
+
+
+def test_a_closing_outlives_hundreds_of_later_ones() -> None:
+    closed = Ledger([], [f"{A}/t1"])
+    for i in range(300):
+        closed = merge(Ledger([], [f"{B}/t{i}"]), closed)
+    assert f"{A}/t1" in closed.closed
+    assert fold(Ledger([Item(f"{A}/t1", "stale copy on a resumed board")], []), A, closed).open == []

@@ -7,7 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from blackboard import redact as redaction
-from blackboard.redact import REDACTED, redact
+from blackboard.redact import REDACTED, redact, redact_prefix
 
 # Shapes as the providers issue them (made-up values). Each must vanish whole.
 SECRETS = [
@@ -232,3 +232,16 @@ def test_a_boards_own_note_lines_do_not_look_like_pgpass_lines() -> None:
     line = "- 2026-11-24T01:07:45Z (main): turn 3: found it"
     assert not redaction._has_pgpass_line(line)
     assert redact(line) == line
+
+
+@pytest.mark.parametrize("limit", [200, 1200, 2000])
+@pytest.mark.parametrize("inside", [1, 8, 20, 39])
+def test_a_cut_never_leaves_part_of_a_token_showing(limit: int, inside: int) -> None:
+    """A token crossing where the text is cut, after a key block that redaction shortens, is never half shown."""
+    key_block = "-----BEGIN RSA PRIVATE KEY-----\n" + "M" * 1500 + "\n-----END RSA PRIVATE KEY-----\n"
+    token = "ghp_" + "A1b2C3d4E5" * 4
+    before = limit + redaction.SECRET_MARGIN - inside  # the token starts `inside` characters before the cut
+    text = key_block + "x" * max(before - len(key_block) - 1, 0) + " " + token + " tail" * 400
+    shown, cut = redact_prefix(text, limit)
+    assert cut and len(shown) <= limit
+    assert not any(token[:n] in shown for n in range(6, len(token) + 1))
