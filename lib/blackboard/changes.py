@@ -86,10 +86,19 @@ def _uncommitted(toplevel: str, environ: Mapping[str, str], deadline: float) -> 
     output, problem = run_git(toplevel, args, environ, deadline, off)
     if output is None:
         return None, problem
-    entries = [e for e in output.split("\0") if e]
-    # a rename (R, C) is followed by the path it came from, which is no change of its own
-    renames = sum(1 for e in entries if e[:2].strip().startswith(("R", "C")) and len(e) > 3)
-    return max(len(entries) - renames, 0), None
+    return count_status_entries(output), None
+
+
+def count_status_entries(output: str) -> int:
+    """The files ``git status --porcelain=v1 -z`` lists; a rename or copy is followed by its old path, not counted."""
+    entries, count, i = output.split("\0"), 0, 0
+    while i < len(entries):
+        if entries[i]:
+            count += 1
+            i += 1 if "R" not in entries[i][:2] and "C" not in entries[i][:2] else 2
+        else:
+            i += 1
+    return count
 
 
 def _filter_drivers(toplevel: str, environ: Mapping[str, str], deadline: float) -> tuple[set[str] | None, str | None]:
@@ -122,7 +131,7 @@ def run_git(
         process = subprocess.Popen(
             [*command, *args],
             cwd=toplevel,
-            env=git_environment(environ),
+            env={**git_environment(environ), "GIT_CEILING_DIRECTORIES": _ceiling(toplevel)},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -147,3 +156,8 @@ def git_environment(environ: Mapping[str, str]) -> dict[str, str]:
     env.setdefault("PATH", os.defpath)
     env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", GIT_NO_LAZY_FETCH="1", LC_ALL="C")
     return env
+
+
+def _ceiling(toplevel: str) -> str:
+    """What stops git looking above ``toplevel``: a broken checkout inside another is not the outer one."""
+    return os.path.dirname(os.path.abspath(toplevel))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from .clock import now_iso
 from .fsutil import append_text, file_lock, read_bounded, read_tail
@@ -50,8 +51,13 @@ class Digest:
 
 def shorten(text: str, limit: int) -> str:
     """``text`` redacted and cut to ``limit`` characters with a mark, never showing half a secret."""
-    shown, cut = redact_prefix(text.strip(), limit - 1)
+    shown, cut = redact_prefix(whole_characters(text.strip()), limit - 1)
     return shown + "…" if cut else shown
+
+
+def whole_characters(text: str) -> str:
+    """``text`` with every lone surrogate (half an emoji in JSON's ``\\ud83d``) as U+FFFD: it can be written."""
+    return re.sub("[\ud800-\udfff]", "\ufffd", text)
 
 
 def record_prompt(path: str, prompt: object) -> None:
@@ -89,15 +95,20 @@ def _append(path: str, record: dict[str, str]) -> None:
 
 
 def read_digest(path: str) -> Digest:
-    """The digest in a session's ``_digest.jsonl``: its head for the first prompt, its tail for the rest."""
-    data = read_bounded(path, HEAD_BYTES)
-    if not data:
+    """The digest in a session's ``_digest.jsonl``: whole when small, else the first prompt and the tail.
+
+    A link, a FIFO or a folder in its place reads as no digest.
+    """
+    try:
+        tail, cut = read_tail(path, TAIL_BYTES)
+        head = read_bounded(path, HEAD_BYTES) if cut else None
+    except OSError:
         return Digest()
-    head = parse_lines(data.decode("utf-8", "replace").split("\n")[:-1])  # the last line may be cut
-    if len(data) < HEAD_BYTES:
-        return summarize(head)
-    tail, _ = read_tail(path, TAIL_BYTES)
-    return summarize(head[:1] + parse_lines(tail.split("\n")), cut=True)
+    records = parse_lines(tail.split("\n"))
+    if not cut or not head:
+        return summarize(records)
+    first = [r for r in parse_lines(head.decode("utf-8", "replace").split("\n")[:-1]) if r.get("kind") == "prompt"]
+    return summarize(first[:1] + records, cut=True)
 
 
 def parse_lines(lines: list[str]) -> list[dict[str, str]]:

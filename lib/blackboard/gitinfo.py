@@ -74,8 +74,8 @@ def resolve_head(toplevel: str) -> str | None:
     if re.fullmatch(SHA, head):
         return head
     ref = head[len("ref: ") :] if head.startswith("ref: refs/") else ""
-    if not ref or ".." in ref or not re.fullmatch(r"[A-Za-z0-9/._+-]+", ref):
-        return None
+    if not re.fullmatch(r"refs/[^\x00-\x20\x7f~^:?*\[\\]+", ref) or any(p in ("", ".", "..") for p in ref.split("/")):
+        return None  # not a ref name git would take (check-ref-format): nothing to read outside .git
     common = _common_dir(git_dir)
     for folder in (git_dir, common):
         loose = (_read(os.path.join(folder, *ref.split("/"))) or "").strip()

@@ -42,9 +42,11 @@ def summarize(lines: list[str]) -> Digest:
     seen: set[str] = set()
     for line in lines:
         record = _record(line)
-        if record is None or str(record.get("uuid")) in seen:
+        uuid = record.get("uuid") if record is not None else None
+        if record is None or (isinstance(uuid, str) and uuid in seen):
             continue
-        seen.add(str(record.get("uuid")))
+        if isinstance(uuid, str):
+            seen.add(uuid)
         prompt, message = typed_prompt(record), assistant_text(record)
         if prompt:
             prompts.append(shorten(prompt, MAX_PROMPT_CHARS))
@@ -89,8 +91,8 @@ def assistant_text(record: dict) -> str | None:
 
 def inside_claude_dir(config_dir: str, path: object) -> bool:
     """Whether ``path`` is below ``{config dir}/projects``, reached through no link (the config dir may be one)."""
-    if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
-        return False
+    if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path or ".." in path.split(os.sep):
+        return False  # "link/.." would be checked as one folder up but read through the link
     base = os.path.join(os.path.abspath(config_dir), "projects")
     relative = os.path.relpath(os.path.normpath(path), base)
     if relative.startswith("..") or os.path.isabs(relative):

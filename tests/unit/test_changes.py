@@ -182,7 +182,7 @@ def test_a_subject_that_is_not_utf_8_or_is_huge_comes_back_as_text(
     assert found.commits[1][1].startswith("long long")
 
 
-# BUG (lib/blackboard/changes.py, `_uncommitted`, the `renames = ...` line): in `status --porcelain=v1 -z`
+# Once a bug (changes.py, `_uncommitted`, the `renames = ...` line): in `status --porcelain=v1 -z`
 # a rename is followed by the path it came from, with no status letters; that entry is taken for a rename of
 # its own whenever the old path starts with "R" or "C" (`e[:2].strip().startswith(("R", "C"))`), so
 # `git mv README.md docs.md` counts 0 uncommitted files instead of 1 (CHANGELOG.md, Cargo.toml... alike).
@@ -510,7 +510,7 @@ def test_a_broken_repository_is_a_problem_not_an_exception(
     assert found.uncommitted is None
 
 
-# BUG (lib/blackboard/changes.py, `run_git`): git runs with `cwd=toplevel` and nothing stops its search for a
+# Once a bug (changes.py, `run_git`): git runs with `cwd=toplevel` and nothing stops its search for a
 # repository there. When toplevel's `.git` is no valid repository (a HEAD that is garbage, a `.git` FIFO), git
 # walks up and answers for the repository around it: the handoff reports the outer repository's uncommitted
 # files (here 4: its a.txt, b.txt, c.txt and the checkout) as this session's, with no problem at all when there

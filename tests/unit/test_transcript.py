@@ -225,7 +225,7 @@ def test_a_secret_in_the_transcript_is_redacted(transcript_file: Path) -> None:
     assert found.first_prompt.startswith(PROMPT)
 
 
-# BUG (lib/blackboard/transcript.py:45-47, `summarize`): records are de-duplicated by `str(record.get("uuid"))`,
+# Once a bug (transcript.py:45-47, `summarize`): records are de-duplicated by `str(record.get("uuid"))`,
 # so every record without a uuid shares the key "None": after the first one (here an `api-request-blob`
 # record of the recording, which has a message and no uuid), no user or assistant record without a uuid is
 # read, and the last message is lost. Only records that have a uuid can be the same record twice.
@@ -235,7 +235,7 @@ def test_records_without_a_uuid_are_all_read() -> None:
     assert (found.first_prompt, found.last_message) == (PROMPT, LAST_MESSAGE)
 
 
-# BUG (lib/blackboard/transcript.py:38-52, `summarize`, and digest.shorten): a lone surrogate in the JSON
+# Once a bug (transcript.py:38-52, `summarize`, and digest.shorten): a lone surrogate in the JSON
 # ("\ud83d": an emoji cut in half, which JavaScript strings can hold and JSON.stringify writes escaped)
 # comes back in the Digest's strings; SessionEnd then fails in summary._bounded (`body.encode()`:
 # UnicodeEncodeError) and the session gets no handoff. Every string the reader returns should be valid
@@ -354,7 +354,7 @@ def test_a_transcript_anywhere_else_is_refused(tmp_path: Path, config_dir: Path,
     assert transcript.inside_claude_dir(str(config_dir), make(config_dir, transcript_file, tmp_path)) is False
 
 
-# BUG (lib/blackboard/transcript.py:90-108, `inside_claude_dir`): the check walks `os.path.normpath(path)`,
+# Once a bug (transcript.py:90-108, `inside_claude_dir`): the check walks `os.path.normpath(path)`,
 # which drops `link/..` without looking, while the caller (summary.session_digest) then reads the path as
 # given, where the kernel follows the link first. `{config}/projects/link/../t.jsonl`, with `link` pointing
 # to a folder elsewhere, passes the check and reads the `t.jsonl` beside that folder, outside the config dir.
