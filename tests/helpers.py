@@ -6,6 +6,25 @@ from pathlib import Path
 from typing import List, Optional
 
 REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures" / "claude-2.1.330"  # recorded from Claude Code by tests/fixtures/record.py
+SCRATCH = "/SCRATCH"  # what record.py put where the recording's temporary folder was
+
+
+def recorded_constant(name: str) -> str:
+    """A constant of tests/fixtures/record.py (what the session was scripted to say), read without running it."""
+    import ast
+
+    tree = ast.parse((FIXTURES.parent / "record.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
+            return ast.literal_eval(node.value)
+    raise LookupError(name)
+
+
+def open_work_section(context: str) -> str:
+    """The open work section of an injected context ('' when it has none)."""
+    _, found, rest = context.partition("## Open work\n")
+    return rest.split("\n## ")[0].split("BLACKBOARD-DATA")[0] if found else ""
 
 
 def make_git_project(

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO, end_payload, start_payload
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude-2.1.330"
+from helpers import FIXTURES, REPO, end_payload, start_payload
 
 
 def _recorded(name: str, project: Path, session_id: str) -> dict:

@@ -8,15 +8,9 @@ from typing import Dict, Optional
 
 import pytest
 
-from helpers import REPO, end_payload, start_payload
+from helpers import REPO, end_payload, open_work_section, start_payload
 
 LAUNCHER = str(REPO / "bin" / "blackboard")
-
-
-def _open_work(context: str) -> str:
-    """The open work section of an injected context ('' when it has none)."""
-    _, found, rest = context.partition("## Open work\n")
-    return rest.split("\n## ")[0].split("BLACKBOARD-DATA")[0] if found else ""
 
 
 @pytest.fixture
@@ -58,9 +52,9 @@ def test_open_tasks_survive_an_idle_session(lifecycle, bb) -> None:
 
     told = start("c")
 
-    assert "write the lexer" in _open_work(told) and "write the parser" in _open_work(told)
-    assert "write the docs" not in _open_work(told)  # done is done
-    assert "carried from session a" in _open_work(told)
+    assert "write the lexer" in open_work_section(told) and "write the parser" in open_work_section(told)
+    assert "write the docs" not in open_work_section(told)  # done is done
+    assert "carried from session a" in open_work_section(told)
 
 
 def test_done_or_dropped_in_a_later_session_leaves_every_handoff(lifecycle, bb, root: Path) -> None:
@@ -78,7 +72,7 @@ def test_done_or_dropped_in_a_later_session_leaves_every_handoff(lifecycle, bb, 
 
     told = start("c")
 
-    assert _open_work(told) == ""
+    assert open_work_section(told) == ""
     assert "— dropped: the grammar is LL(1) now" in told  # said where it was closed
     latest = (root / "acme" / "widget" / ".blackboard" / "handoff" / "latest-handoff.md").read_text()
     assert "\nopen_work: []\n" in latest
@@ -99,8 +93,8 @@ def test_parallel_sessions_carry_the_same_task_and_one_finishing_it_finishes_it_
 
     told = start("d")
 
-    assert "write the lexer" not in _open_work(told)
-    assert "write the parser" in _open_work(told) and "write the tests" in _open_work(told)
+    assert "write the lexer" not in open_work_section(told)
+    assert "write the parser" in open_work_section(told) and "write the tests" in open_work_section(told)
 
 
 def test_parallel_sessions_ending_in_either_order_keep_each_others_new_tasks(lifecycle, bb) -> None:
@@ -114,10 +108,10 @@ def test_parallel_sessions_ending_in_either_order_keep_each_others_new_tasks(lif
 
     told = start("c")
 
-    assert "only a knows this" in _open_work(told) and "only b knows this" in _open_work(told)
+    assert "only a knows this" in open_work_section(told) and "only b knows this" in open_work_section(told)
 
 
-def test_clear_carries_the_open_work(lifecycle, bb) -> None:
+def test_clear_carries_theopen_work_section(lifecycle, bb) -> None:
     start, end = lifecycle
     start("a")
     bb("a", "task", "add", "write the lexer")
@@ -127,7 +121,7 @@ def test_clear_carries_the_open_work(lifecycle, bb) -> None:
 
     told = start("c", source="clear")
 
-    assert "write the lexer" in _open_work(told)
+    assert "write the lexer" in open_work_section(told)
 
 
 def test_a_claim_on_carried_work_succeeds_once(lifecycle, bb, hook_venv: Path, project: Path) -> None:

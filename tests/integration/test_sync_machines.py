@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from helpers import REPO, hook_argv
+from helpers import REPO, hook_argv, open_work_section
 
 LAUNCHER = str(REPO / "bin" / "blackboard")
 
@@ -535,28 +535,23 @@ def test_a_hostile_remote_writes_nothing_outside_the_root(machines, remote: Path
     assert not Path("/tmp/pwned").exists()
 
 
-def _open_work(context: str) -> str:
-    _, found, rest = context.partition("## Open work\n")
-    return rest.split("\n## ")[0].split("BLACKBOARD-DATA")[0] if found else ""
-
-
 def test_open_work_travels_and_is_closed_everywhere_once_done_on_one_machine(machines) -> None:
     alpha, beta = machines(2)
     alpha.context("a1")
     alpha.cli("task", "add", "fix the cache race", session="a1")
     alpha.hook("SessionEnd", "a1", reason="other")
     alpha.cli("sync")
-    assert "fix the cache race" in _open_work(beta.context("b1"))
+    assert "fix the cache race" in open_work_section(beta.context("b1"))
     beta.cli("task", "add", "document the lock", session="b1")
     beta.hook("SessionEnd", "b1", reason="other")  # b1 never touched a1's task: it still carries it
     beta.cli("sync")
 
     told = alpha.context("a2")
-    assert "fix the cache race" in _open_work(told) and "document the lock" in _open_work(told)
+    assert "fix the cache race" in open_work_section(told) and "document the lock" in open_work_section(told)
     alpha.cli("task", "done", "a1/t1", session="a2")
     alpha.hook("SessionEnd", "a2", reason="other")
     alpha.cli("sync")
 
     told = beta.context("b2")
-    assert "fix the cache race" not in _open_work(told)
-    assert "document the lock" in _open_work(told)
+    assert "fix the cache race" not in open_work_section(told)
+    assert "document the lock" in open_work_section(told)

@@ -16,9 +16,8 @@ import pytest
 
 from blackboard import changes
 from blackboard.gitinfo import SHA, packed_ref, resolve_head
+from helpers import FIXTURES, SCRATCH
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude-2.1.330"
-SCRATCH = "/SCRATCH"  # what tests/fixtures/record.py put where the recording's temporary folder was
 REAL_GIT_SECONDS = changes.GIT_SECONDS
 STARTED = "2000-01-01T00:00:00Z"  # long before any commit of these tests
 IDENTITY = {

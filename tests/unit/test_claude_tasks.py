@@ -10,9 +10,8 @@ from hypothesis import strategies as st
 
 from blackboard import claude_tasks
 from blackboard.settings import digest_sources
-from helpers import HOSTILE_SESSION_IDS
+from helpers import FIXTURES, HOSTILE_SESSION_IDS
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude-2.1.330"
 RECORDED_TASK = (FIXTURES / "task-1.json").read_bytes()
 SESSION_ID = json.loads((FIXTURES / "00-SessionStart.json").read_text())["session_id"]
 

@@ -1,6 +1,5 @@
 """The session digest (``digest``): driven by the hook payloads recorded from Claude Code 2.1.330."""
 
-import ast
 import json
 import os
 import tempfile
@@ -12,19 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blackboard import digest
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude-2.1.330"
-SCRATCH = "/SCRATCH"  # what tests/fixtures/record.py put where the recording's temporary folder was
-
-
-def recorded_constant(name: str) -> str:
-    """A constant of tests/fixtures/record.py (what the session was scripted to say), read without running it."""
-    tree = ast.parse((FIXTURES.parent / "record.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
-            return ast.literal_eval(node.value)
-    raise LookupError(name)
-
+from helpers import FIXTURES, SCRATCH, recorded_constant
 
 PROMPT = recorded_constant("PROMPT")
 LAST_MESSAGE = recorded_constant("LAST_MESSAGE")

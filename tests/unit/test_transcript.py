@@ -1,6 +1,5 @@
 """The transcript fallback (``transcript``): driven by the transcript recorded from Claude Code 2.1.330."""
 
-import ast
 import json
 import os
 import time
@@ -13,19 +12,7 @@ from hypothesis import strategies as st
 from blackboard import transcript
 from blackboard.digest import LATEST_PROMPTS, MAX_MESSAGE_CHARS, MAX_PROMPT_CHARS, shorten
 from blackboard.settings import digest_sources
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude-2.1.330"
-SCRATCH = "/SCRATCH"  # what tests/fixtures/record.py put where the recording's temporary folder was
-
-
-def recorded_constant(name: str) -> str:
-    """A constant of tests/fixtures/record.py (what the session was scripted to say), read without running it."""
-    tree = ast.parse((FIXTURES.parent / "record.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
-            return ast.literal_eval(node.value)
-    raise LookupError(name)
-
+from helpers import FIXTURES, SCRATCH, recorded_constant
 
 PROMPT = recorded_constant("PROMPT")
 LAST_MESSAGE = recorded_constant("LAST_MESSAGE")
