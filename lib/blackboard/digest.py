@@ -51,13 +51,17 @@ class Digest:
 
 def shorten(text: str, limit: int) -> str:
     """``text`` redacted and cut to ``limit`` characters with a mark, never showing half a secret."""
-    shown, cut = redact_prefix(whole_characters(text.strip()), limit - 1)
+    shown, cut = redact_prefix(storable(text.strip()), limit - 1)
     return shown + "…" if cut else shown
 
 
-def whole_characters(text: str) -> str:
-    """``text`` with every lone surrogate (half an emoji in JSON's ``\\ud83d``) as U+FFFD: it can be written."""
-    return re.sub("[\ud800-\udfff]", "\ufffd", text)
+def storable(text: str) -> str:
+    """``text`` with U+FFFD for each control character but newline and tab, and each lone surrogate.
+
+    A terminal escape in a prompt never reaches a handoff, and half an emoji (JSON's
+    ``\\ud83d``, which Claude Code may send) can still be written as UTF-8.
+    """
+    return re.sub("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]", "\ufffd", text)
 
 
 def record_prompt(path: str, prompt: object) -> None:

@@ -121,10 +121,12 @@ def bullet(text: str) -> str:
 def continued(text: str) -> str:
     """``text`` as one list item: every line after the first indented, and escaped so none starts a block.
 
-    Any line break markdown knows (CR, CRLF, U+2028…) counts; a line that would open a heading,
-    a list item, a quote or a fence gets a backslash, so no text can pose as the handoff's own.
+    A line break other than LF or CRLF (a lone CR, U+2028…) becomes U+FFFD, and a line that
+    would open a heading, a list item, a quote or a fence gets a backslash, so no text can
+    pose as the handoff's own however a reader splits lines.
     """
-    first, *rest = text.splitlines() or [""]
+    text = re.sub("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]", "\ufffd", text.replace("\r\n", "\n"))
+    first, *rest = text.split("\n")
     return "\n".join([first] + ["  " + _inert(line.strip()) for line in rest])
 
 

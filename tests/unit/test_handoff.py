@@ -327,7 +327,6 @@ def test_an_end_that_is_no_time_is_read_from_ended_instead(epoch: float) -> None
 )
 def test_an_item_cannot_open_a_heading_list_or_block_of_its_own(text: str) -> None:
     rendered = render.bullet(text)
-    lines = rendered.split("\n")
-    assert lines[0] == "- first"
-    for line in rendered.replace("\r", "\n").replace("\u2028", "\n").split("\n")[1:]:
+    assert rendered.startswith("- first")
+    for line in re.split("\r\n|[\n\r\u2028]", rendered)[1:]:  # however a reader splits lines
         assert line.startswith("  \\"), line
