@@ -96,21 +96,22 @@ class Board:
         """Apply ``change`` to a task of this board; a carried one (``5f1c8a2e/t3``) is first taken onto it."""
         if "/" not in task_id:
             return self._update("tasks", task_id, change)
-        tasks = self.entries("tasks")[0]
-        taken = [t for t in tasks if ledger.find([_as_item(self.session_id, t)], task_id)]
-        if taken:
-            return self._update("tasks", taken[0].id, change)
+        here = {task.id: _as_item(self.session_id, task) for task in self.entries("tasks")[0]}
+        taken = ledger.find(list(here.values()), task_id)
+        if taken is not None:
+            return self._update("tasks", next(i for i, item in here.items() if item is taken), change)
         item = ledger.find(self.carried(), task_id)
         if item is None:
             raise BlackboardError(
-                f"no open task {task_id!r} carried into this project; `blackboard task list` shows them"
+                f"no open task {task_id!r} carried into this project (or more than one starts so); "
+                "`blackboard task list` shows them"
             )
         header = entries.initial_text("tasks", self.session_id)
-        fields = {"status": "open", "origin": item.key, "author": item.by or "earlier session"}
-        taken_up = entries.append_unless(
-            self.path("tasks"), "t", fields, item.text, header, lambda e: _has_origin(e, item.key)
+        fields = {"status": "open", "origin": item.key, "author": "an earlier session"}
+        new_id = entries.append_once(
+            self.path("tasks"), "t", fields, item.text, header, lambda e: _taken_up(e, item.key)
         )
-        return self._update("tasks", taken_up, change)
+        return self._update("tasks", new_id, change)
 
     def post(self, key: str, value: str, author: str, replace: bool = False) -> None:
         """Add a keyed entry; an existing key is an error unless ``replace``."""
@@ -190,12 +191,9 @@ def _as_item(session_id: str, task: Entry) -> Item:
     return Item(board_key(session_id, task.fields, task.id), task.body)
 
 
-def _has_origin(tasks: List[Entry], key: str) -> Optional[str]:
-    """A refusal when a task taken up from ``key`` is already on the board."""
-    for task in tasks:
-        if task.fields.get("origin") == key:
-            return f"{key} is already on this board as {task.id}; use {task.id}"
-    return None
+def _taken_up(tasks: List[Entry], key: str) -> Optional[str]:
+    """The id of the task taken up from ``key`` when another process did it first."""
+    return next((task.id for task in tasks if task.fields.get("origin") == key), None)
 
 
 def check_value(text: str) -> None:

@@ -83,7 +83,7 @@ def _uncommitted(toplevel: str, environ: Mapping[str, str], deadline: float) -> 
     off = [f"filter.{name}.{key}=" for name in drivers for key in ("clean", "smudge", "process")]
     off += [f"filter.{name}.required=false" for name in drivers]
     args = ["status", "--porcelain=v1", "-z", "--ignore-submodules=all"]
-    output, problem = run_git(toplevel, args, environ, deadline, off)
+    output, problem = run_git(toplevel, args, environ, deadline, config=off)
     if output is None:
         return None, problem
     return count_status_entries(output), None
@@ -103,9 +103,10 @@ def count_status_entries(output: str) -> int:
 
 def _filter_drivers(toplevel: str, environ: Mapping[str, str], deadline: float) -> tuple[set[str] | None, str | None]:
     """The filter drivers git's configuration names (None with a reason when one cannot be turned off by name)."""
-    output, problem = run_git(toplevel, ["config", "--get-regexp", "--name-only", r"^filter\."], environ, deadline)
+    args = ["config", "--get-regexp", "--name-only", r"^filter\."]
+    output, problem = run_git(toplevel, args, environ, deadline, fine=(0, 1))  # 1: no such setting at all
     if output is None:
-        return (set(), None) if problem and "exit status 1" in problem else (None, problem)  # 1: none at all
+        return None, problem
     names = {line[len("filter.") :].rpartition(".")[0] for line in output.splitlines() if line.startswith("filter.")}
     if any(not re.fullmatch(r"[A-Za-z0-9._-]+", name) for name in names):
         return None, "uncommitted files not counted: a filter driver with an unusual name"
@@ -117,19 +118,18 @@ def run_git(
     args: list[str],
     environ: Mapping[str, str],
     deadline: float | None = None,
-    settings: list[str] | None = None,
+    config: list[str] | None = None,
+    fine: tuple[int, ...] = (0,),
 ) -> tuple[str | None, str | None]:
     """Run ``git`` read-only in ``toplevel`` until ``deadline``: ``(output, None)``, or ``(None, what went wrong)``.
 
-    It runs in a process group of its own, so whatever it started goes with it at the deadline.
+    ``config`` adds ``-c`` settings; an exit status in ``fine`` is a success. Git runs in a
+    process group of its own, so whatever it started goes with it at the deadline.
     """
     timeout = GIT_SECONDS if deadline is None else max(deadline - time.monotonic(), 0.05)
-    command = ["git", "--no-pager", "--no-optional-locks"]
-    for setting in [*SAFE_CONFIG, *(settings or [])]:
-        command += ["-c", setting]
     try:
         process = subprocess.Popen(
-            [*command, *args],
+            git_command(args, config or []),
             cwd=toplevel,
             env={**git_environment(environ), "GIT_CEILING_DIRECTORIES": _ceiling(toplevel)},
             stdin=subprocess.DEVNULL,
@@ -145,9 +145,17 @@ def run_git(
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
         return None, f"git {args[0]} took over {timeout:.2f}s"
-    if process.returncode != 0:
+    if process.returncode not in fine:
         return None, f"git {args[0]} failed (exit status {process.returncode})"
     return output[:MAX_OUTPUT].decode("utf-8", "replace"), None
+
+
+def git_command(args: list[str], config: list[str]) -> list[str]:
+    """``git`` with the settings that keep the repository's own programs from running, then ``args``."""
+    command = ["git", "--no-pager", "--no-optional-locks"]
+    for setting in [*SAFE_CONFIG, *config]:
+        command += ["-c", setting]
+    return [*command, *args]
 
 
 def git_environment(environ: Mapping[str, str]) -> dict[str, str]:

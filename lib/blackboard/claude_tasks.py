@@ -49,7 +49,8 @@ def read_tasks(config_dir: str, session_id: str) -> list[ClaudeTask]:
     if folder is None:
         return []
     try:
-        names = sorted((n for n in os.listdir(folder) if n.endswith(".json")), key=_number)[:MAX_TASKS]
+        numbered = [n for n in os.listdir(folder) if n.endswith(".json") and n[:-5].isdigit() and len(n) < 15]
+        names = sorted(numbered, key=_number)[-MAX_TASKS:]  # the newest, in a very long session
     except OSError:
         return []
     found = []
@@ -77,6 +78,5 @@ def _read(path: str) -> bytes | None:
     return data if data is not None and len(data) <= MAX_TASK_BYTES else None
 
 
-def _number(name: str) -> tuple[int, str]:
-    stem = name[: -len(".json")]
-    return (int(stem), stem) if stem.isdigit() and len(stem) < 10 else (1 << 40, stem)
+def _number(name: str) -> int:
+    return int(name[: -len(".json")])

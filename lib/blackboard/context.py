@@ -161,10 +161,10 @@ def parse_sections(body: str) -> list[tuple[str, list[str]]]:
 class _Slot:
     """One item of a section as ``fill`` weighs it: how important, where it goes, how much of it is kept."""
 
-    __slots__ = ("rank", "section", "index", "text", "kept")
+    __slots__ = ("rank", "section", "age", "text", "kept")
 
-    def __init__(self, rank: int, section: int, index: int, text: str) -> None:
-        self.rank, self.section, self.index, self.text = rank, section, index, text
+    def __init__(self, rank: int, section: int, age: int, text: str) -> None:
+        self.rank, self.section, self.age, self.text = rank, section, age, text
         self.kept = min(len(text), MIN_ITEM)  # -1: left out
 
     def shown(self) -> str:
@@ -179,19 +179,19 @@ def fill(sections: list[tuple[str, list[str]]], room: int) -> tuple[str, str]:
     items in order of importance.
     """
     slots = [
-        _Slot(_rank(title, index), number, index, redact(item))
+        _Slot(_rank(title, index), number, _age(title, index, len(items)), redact(item))
         for number, (title, items) in enumerate(sections)
         for index, item in enumerate(items)
     ]
     used = sum(slot.kept + 2 for slot in slots) + sum(len(title) + 5 for title, _ in sections)
     dropped = 0
-    for slot in sorted(slots, key=lambda s: (-s.rank, -s.index)):  # least important, oldest first
+    for slot in sorted(slots, key=lambda s: (-s.rank, -s.age)):  # least important, oldest first
         if used <= room:
             break
         used -= slot.kept + 2
         slot.kept = -1
         dropped += 1
-    for slot in sorted(slots, key=lambda s: (s.rank, s.index)):
+    for slot in sorted(slots, key=lambda s: (s.rank, s.age)):
         if slot.kept >= 0:
             grow = min(len(slot.text) - slot.kept, max(room - used, 0))
             slot.kept += grow
@@ -204,7 +204,19 @@ def fill(sections: list[tuple[str, list[str]]], room: int) -> tuple[str, str]:
     return _render(sections, slots), marker
 
 
+def _age(title: str, index: int, count: int) -> int:
+    """How old an item is within its section, 0 the newest: the oldest gives way first when room runs out.
+
+    Notes come newest first. What was asked comes as the first request, then the latest ones,
+    oldest first: the newest request is kept first, then the first one, then the others.
+    """
+    if title != "What was asked" or count < 2:
+        return index
+    return 0 if index == count - 1 else 1 if index == 0 else count - index
+
+
 def _rank(title: str, index: int) -> int:
+    """How important an item is (``PRIORITY``); lower fills first."""
     if title in NOTES:
         return PRIORITY["newest notes" if index < NEWEST_NOTES else "older notes"]
     return PRIORITY.get(title, PRIORITY[""])
@@ -216,7 +228,9 @@ def _render(sections: list[tuple[str, list[str]]], slots: list[_Slot]) -> str:
         if slot.kept >= 0:
             kept.setdefault(slot.section, []).append(slot.shown())
     parts = [
-        (f"## {title}\n" if title else "") + "\n".join(kept[n]) for n, (title, _) in enumerate(sections) if n in kept
+        (f"## {redact(title)}\n" if title else "") + "\n".join(kept[n])
+        for n, (title, _) in enumerate(sections)
+        if n in kept
     ]
     return "\n\n".join(parts)
 

@@ -30,7 +30,7 @@ MAX_FILES = 50
 class Digest:
     """A session's requests, last message and edited files, as its ``_digest.jsonl`` (or transcript) tells."""
 
-    __slots__ = ("first_prompt", "latest_prompts", "prompt_count", "last_message", "edits", "source")
+    __slots__ = ("first_prompt", "latest_prompts", "prompt_count", "last_message", "edits", "source", "message_source")
 
     def __init__(
         self,
@@ -46,7 +46,8 @@ class Digest:
         self.prompt_count = prompt_count
         self.last_message = last_message
         self.edits = edits or {}  # path relative to the project -> how many edits
-        self.source = source  # "hooks", or "transcript" where the hooks said nothing
+        self.source = source  # of the prompts: "hooks", or "transcript" where the hooks said nothing
+        self.message_source = source  # of the last message, likewise
 
 
 def shorten(text: str, limit: int) -> str:

@@ -123,14 +123,19 @@ def append(path: str, prefix: str, fields: dict[str, str], body: str, header: st
     return entry_id
 
 
-def append_unless(
-    path: str, prefix: str, fields: dict[str, str], body: str, header: str, refusal: Callable[[list[Entry]], str | None]
+def append_once(
+    path: str,
+    prefix: str,
+    fields: dict[str, str],
+    body: str,
+    header: str,
+    existing: Callable[[list[Entry]], str | None],
 ) -> str:
-    """``append``, unless ``refusal`` (given the file's entries, under the same lock) says why not."""
+    """``append``, unless ``existing`` (given the file's entries, under the same lock) finds it there: its id."""
     with file_lock(path):
-        problem = refusal(parse(read_text(path))[0])
-        if problem:
-            raise BlackboardError(problem)
+        found = existing(parse(read_text(path))[0])
+        if found:
+            return found
         entry_id = f"{prefix}{_last_number(path) + 1}"
         _append_new(path, render(entry_id, _stamped(fields), body), header)
     return entry_id

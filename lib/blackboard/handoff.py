@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 
 from .clock import epoch_seconds, format_utc, now_iso
@@ -32,6 +33,7 @@ FIELDS = (
     "host",
 )
 MAX_HANDOFF_BYTES = 128 * 1024
+FRONT_MATTER_BYTES = 48 * 1024  # the rest of a handoff is its body
 MAX_HANDOFF_READ = 512 * 1024
 MAX_PREVIOUS = 10
 CLOCK_SLACK_SECONDS = 300
@@ -49,11 +51,75 @@ def handoff_fields(
 
 
 def dump_front_matter(fields: Mapping[str, object]) -> str:
-    """``---`` delimited front matter with one JSON value per key (valid YAML)."""
-    # default=str: a date a person wrote as bare YAML comes back from PyYAML as a datetime.
-    # ASCII: YAML refuses some characters JSON leaves as they are (C1 controls, U+FFFE).
-    lines = [f"{key}: {json.dumps(value, default=str)}" for key, value in fields.items()]
+    """``---`` delimited front matter with one JSON value per key (valid YAML), within ``FRONT_MATTER_BYTES``.
+
+    Over the budget, the least needed parts give way first (``_shrink``): a cut never falls
+    inside the front matter, so the ledger it carries always reads back.
+    """
+    fields = dict(fields)
+    text = _dump(fields)
+    for shrink in _SHRINKS:
+        if len(text.encode()) <= FRONT_MATTER_BYTES:
+            break
+        shrink(fields)
+        text = _dump(fields)
+    return text
+
+
+def _dump(fields: Mapping[str, object]) -> str:
+    # default=str: a date a person wrote as bare YAML comes back from PyYAML as a datetime
+    lines = [
+        f"{key}: {_yaml_safe(json.dumps(value, ensure_ascii=False, default=str))}" for key, value in fields.items()
+    ]
     return "---\n" + "\n".join(lines) + "\n---\n"
+
+
+def _yaml_safe(text: str) -> str:
+    """JSON as YAML reads it the same: what YAML refuses or takes for a line break, escaped.
+
+    A lone surrogate (half an emoji) has no UTF-8 at all: it becomes U+FFFD.
+    """
+    text = re.sub("[\ud800-\udfff]", "\\\\ufffd", text)
+    return re.sub("[\x7f-\x9f\u2028\u2029\ufffe\uffff]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _fewer_files(fields: dict[str, object]) -> None:
+    changed = fields.get("changed")
+    if isinstance(changed, dict) and isinstance(changed.get("files"), list):
+        fields["changed"] = {**changed, "files": changed["files"][:10]}
+
+
+def _no_latest_requests(fields: dict[str, object]) -> None:
+    asked = fields.get("asked")
+    if isinstance(asked, dict):
+        fields["asked"] = {**asked, "latest": []}
+
+
+def _fewer_closed(fields: dict[str, object]) -> None:
+    closed = fields.get("closed_work")
+    if isinstance(closed, list):
+        fields["closed_work"] = closed[:100]
+
+
+def _shorter_open_work(fields: dict[str, object]) -> None:
+    items = fields.get("open_work")
+    if isinstance(items, list):
+        fields["open_work"] = [{**i, "text": str(i.get("text", ""))[:60]} if isinstance(i, dict) else i for i in items]
+
+
+def _fewer_open_items(fields: dict[str, object]) -> None:
+    items, cut = fields.get("open_work"), fields.get("open_work_cut")
+    if isinstance(items, list) and len(items) > 20:
+        fields["open_work"] = items[:20]
+        fields["open_work_cut"] = (cut if type(cut) is int else 0) + len(items) - 20
+
+
+def _no_digest(fields: dict[str, object]) -> None:
+    for key in ("asked", "stopped", "changed"):
+        fields.pop(key, None)
+
+
+_SHRINKS = (_fewer_files, _no_latest_requests, _fewer_closed, _shorter_open_work, _fewer_open_items, _no_digest)
 
 
 def split_front_matter(text: str, yaml_allowed: bool = True) -> tuple[dict[str, object], str]:
@@ -211,8 +277,7 @@ def _with_ledger(fields: dict[str, object], body: str, ledger: Ledger) -> str:
     if not ledger.open and not ledger.closed and "open_work" not in fields:
         return dump_front_matter(fields) + body
     fields.update(ledger.to_fields())
-    fields["open_tasks"] = len(ledger.open)
-    fields["claimed_tasks"] = sum(1 for item in ledger.open if item.status == "claimed")
+    fields["open_tasks"], fields["claimed_tasks"] = len(ledger.open), ledger.claimed
     session_id = fields.get("session_id")
     section = open_section(ledger, session_id if isinstance(session_id, str) else "")
     return dump_front_matter(fields) + replace_section(body, OPEN_WORK, section)

@@ -3,7 +3,7 @@
 An item's key names where it was born: ``{session id}/t3`` for a board task,
 ``{session id}/cc2`` for a task of Claude Code's own list. Each handoff carries the open
 items (``open_work``) and the keys closed lately (``closed_work``) in its front matter; a
-session's handoff folds its own board and task list into the project's latest handoff, and
+session's handoff merges its own board and task list into the project's latest handoff, and
 publishing merges again under the latest handoff's lock, so idle sessions, ``/clear``,
 parallel sessions and handoffs that arrive by sync all keep what is open and forget what
 any of them closed (docs/adr/0022-open-work-ledger.md). Pure functions: data in, data out.
@@ -17,12 +17,12 @@ from collections.abc import Mapping
 from .ids import SESSION_ID, is_session_id
 
 MAX_OPEN = 100
-MAX_CLOSED = 1000
+MAX_CLOSED = 500
 MAX_CUT = 1_000_000
 MAX_TEXT = 200
 LOCAL_ID = r"(?:t|cc)[0-9]{1,9}"
 KEY = rf"({SESSION_ID})/({LOCAL_ID})"
-CLOSED_STATUSES = ("done", "dropped")
+CLOSED_STATUSES = ("done", "dropped")  # a board task in either has left the open work
 
 
 class Item:
@@ -108,51 +108,63 @@ def keys_from(value: object) -> list[str]:
 
 
 class Ledger:
-    """The open items and recently closed keys a handoff carries."""
+    """The open items and recently closed keys a handoff carries.
 
-    __slots__ = ("open", "closed", "cut")
+    ``speaks_for`` is the session whose own items the ledger lists completely (its whole
+    board and task list were read): what an older ledger says of that session's items is stale.
+    """
 
-    def __init__(self, open_items: list[Item], closed: list[str], cut: int = 0) -> None:
+    __slots__ = ("open", "closed", "cut", "speaks_for")
+
+    def __init__(self, open_items: list[Item], closed: list[str], cut: int = 0, speaks_for: str = "") -> None:
         self.open = open_items
         self.closed = closed  # newest first
         self.cut = cut  # open items left out beyond MAX_OPEN, said in the handoff
+        self.speaks_for = speaks_for
+
+    @property
+    def claimed(self) -> int:
+        """How many open items someone has claimed."""
+        return sum(1 for item in self.open if item.status == "claimed")
 
     @classmethod
     def from_fields(cls, fields: Mapping[str, object]) -> Ledger:
         """The ledger in a handoff's front matter."""
         cut = fields.get("open_work_cut")
         cut = min(cut, MAX_CUT) if type(cut) is int and cut > 0 else 0
-        return cls(items_from(fields.get("open_work")), keys_from(fields.get("closed_work")), cut)
+        session_id = fields.get("session_id")
+        whole = fields.get("open_work_partial") is not True and isinstance(session_id, str) and "open_work" in fields
+        speaks_for = session_id if whole and isinstance(session_id, str) else ""
+        return cls(items_from(fields.get("open_work")), keys_from(fields.get("closed_work")), cut, speaks_for)
 
     def to_fields(self) -> dict[str, object]:
         fields: dict[str, object] = {"open_work": [item.to_json() for item in self.open], "closed_work": self.closed}
         if self.cut:
             fields["open_work_cut"] = self.cut
+        if not self.speaks_for:
+            fields["open_work_partial"] = True
         return fields
 
 
-def fold(own: Ledger, own_session: str, carried: Ledger, complete: bool = True) -> Ledger:
-    """A session's ledger: its own items and closings over what the project carried.
-
-    Its own items win; what the carried ledger says of this session's own items is stale
-    (the session itself is the authority on them, when ``complete``: its whole task list
-    was read), and anything closed on either side is gone.
-    """
-    carried_open = [item for item in carried.open if item.origin != own_session or not complete]
-    return merge(own, Ledger(carried_open, carried.closed, carried.cut))
-
-
 def merge(newer: Ledger, older: Ledger) -> Ledger:
-    """Both ledgers' open items (the newer's word first) less every key either closed."""
-    closed = _unique(newer.closed + older.closed)
+    """Both ledgers' open items (the newer's word first) less every key either closed.
+
+    When the newer one speaks for its session, the older's word on that session's items is
+    stale: an item of it that the newer no longer lists open is closed (a task Claude Code
+    deleted, a board task removed by hand), and so leaves every later handoff too.
+    """
+    own = newer.speaks_for
+    listed = {item.key for item in newer.open}
+    stale = [item.key for item in older.open if own and item.origin == own and item.key not in listed]
+    closed = _unique(newer.closed + stale + older.closed)
     gone = set(closed)
     items: dict[str, Item] = {}
     for item in newer.open + older.open:
         if item.key not in gone and item.key not in items:
             items[item.key] = item
     ordered = list(items.values())
-    cut = min(max(newer.cut, older.cut) + max(len(ordered) - MAX_OPEN, 0), MAX_CUT)
-    return Ledger(ordered[:MAX_OPEN], closed[:MAX_CLOSED], cut)
+    cut = min(max(newer.cut, older.cut, len(ordered) - MAX_OPEN), MAX_CUT)
+    return Ledger(ordered[:MAX_OPEN], closed[:MAX_CLOSED], cut, newer.speaks_for)
 
 
 def _unique(keys: list[str]) -> list[str]:

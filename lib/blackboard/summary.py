@@ -19,11 +19,12 @@ from .digest import Digest, read_digest
 from .entries import Entry, read_tail_entries
 from .gitinfo import find_git
 from .handoff import MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
-from .ledger import MAX_TEXT, Item, Ledger, board_key, clip, fold
+from .ledger import MAX_TEXT, Item, Ledger, board_key, clip, merge
 from .meta import Meta
 from .paths import PathResolver
 from .redact import redact, redact_prefix
 from .render import (
+    BoardState,
     active_sessions_section,
     board_state,
     bullet,
@@ -51,18 +52,11 @@ def handoff_text(
     """
     session_id = meta["session_id"]
     state = board_state(resolver, session_id)
-    tasks_seen, complete = every_task(resolver, session_id)
     sources = settings.digest_sources(environ)
     digest = session_digest(resolver, meta, sources, final) if sources.enabled else Digest()
-    tasks = claude_tasks.read_tasks(sources.claude_dir, session_id) if sources.enabled else []
     changes = _changes(resolver, meta, environ) if sources.enabled and final else None
-    latest = handoff.read_handoff(resolver.latest_handoff_path())
-    carried = Ledger.from_fields(latest[0]) if latest else Ledger([], [])
-    ledger = fold(own_ledger(session_id, tasks_seen, tasks), session_id, carried, complete)
-    if not complete:
-        state.problems.append(f"active-tasks.md: over {LEDGER_TASK_BYTES >> 20} MiB; only its last part is read")
-    claimed = sum(1 for item in ledger.open if item.status == "claimed")
-    fields = handoff_fields(meta, len(ledger.open), len(state.done), state.note_count, claimed)
+    ledger = session_ledger(resolver, session_id, state, sources)
+    fields = handoff_fields(meta, len(ledger.open), len(state.done), state.note_count, ledger.claimed)
     fields.update(ledger.to_fields())
     fields.update(digest_fields(digest, changes))
     body = (
@@ -107,30 +101,49 @@ def session_digest(resolver: PathResolver, meta: Meta, sources: settings.DigestS
     if digest.first_prompt is None:
         recovered.edits = digest.edits
         return recovered
-    digest.last_message = recovered.last_message  # e.g. a session killed before its Stop
+    digest.last_message, digest.message_source = recovered.last_message, "transcript"  # killed before its Stop
     return digest
 
 
 def _changes(resolver: PathResolver, meta: Meta, environ: Mapping[str, str]) -> Changes:
-    """Git's word on the checkout the session ran in: the resolver's, else the one around its ``cwd``."""
-    toplevel = resolver.project.toplevel
+    """Git's word on the checkout the session ran in: the one around its ``cwd``, else the resolver's.
+
+    A recovery runs in another session, which may be in another clone of the same project.
+    """
     cwd = meta.get("cwd")
-    if toplevel is None and isinstance(cwd, str) and os.path.isabs(cwd):
-        found = find_git(cwd)
-        toplevel = found.toplevel if found else None
+    found = find_git(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else None
+    toplevel = found.toplevel if found else resolver.project.toplevel
     start, started = meta.get("start_head"), meta.get("started")
     started_at = format_utc(epoch_seconds(started) or time.time())  # a date git reads, whatever the file said
     return since(toplevel, start if isinstance(start, str) else None, started_at, environ)
 
 
+def session_ledger(
+    resolver: PathResolver, session_id: str, state: BoardState, sources: settings.DigestSources
+) -> Ledger:
+    """The session's open work folded into the project's (the latest handoff's ledger).
+
+    A board read only in part, or with blocks that could not be read, does not speak for all
+    of its items: then nothing it does not list is taken for closed.
+    """
+    board_tasks, whole_board_read = every_task(resolver, session_id)
+    claude_code_tasks = claude_tasks.read_tasks(sources.claude_dir, session_id) if sources.enabled else []
+    own = own_ledger(session_id, board_tasks, claude_code_tasks)
+    own.speaks_for = session_id if whole_board_read else ""
+    if not whole_board_read:
+        state.problems.append(f"active-tasks.md: over {LEDGER_TASK_BYTES >> 20} MiB; only its last part is read")
+    latest = handoff.read_handoff(resolver.latest_handoff_path())
+    return merge(own, Ledger.from_fields(latest[0]) if latest else Ledger([], []))
+
+
 def every_task(resolver: PathResolver, session_id: str) -> tuple[list[Entry], bool]:
-    """The board's tasks for the ledger (its last ``LEDGER_TASK_BYTES``), and whether that is all of them."""
+    """The board's tasks for the ledger (its last ``LEDGER_TASK_BYTES``), and whether that is all of them, readable."""
     path = resolver.board_file(session_id, "tasks")
-    found, _ = read_tail_entries(path, LEDGER_TASK_BYTES)
+    found, problems = read_tail_entries(path, LEDGER_TASK_BYTES)
     try:
-        return found, os.path.getsize(path) <= LEDGER_TASK_BYTES
+        return found, os.path.getsize(path) <= LEDGER_TASK_BYTES and not problems
     except OSError:
-        return found, True
+        return found, not problems
 
 
 def own_ledger(session_id: str, board_tasks: list[Entry], tasks: list[claude_tasks.ClaudeTask]) -> Ledger:
@@ -170,7 +183,8 @@ def digest_fields(digest: Digest, changes: Changes | None) -> dict[str, object]:
     if changes is not None:
         changed["commits"] = [{"sha": sha, "subject": inline(redact(subject), 200)} for sha, subject in changes.commits]
         changed.update(more_commits=changes.more_commits, uncommitted=changes.uncommitted, problem=changes.problem)
-    return {"asked": asked, "stopped": _cut(digest.last_message, MAX_MESSAGE_SHOWN), "changed": changed}
+    stopped = _cut(digest.last_message, MAX_MESSAGE_SHOWN)
+    return {"asked": asked, "stopped": stopped, "stopped_source": digest.message_source, "changed": changed}
 
 
 def _cut(text: str | None, limit: int) -> str | None:
@@ -191,7 +205,7 @@ def asked_section(digest: Digest) -> str:
 
 def stopped_section(digest: Digest) -> str:
     message = _cut(digest.last_message, MAX_MESSAGE_SHOWN)
-    where = "the transcript" if digest.source == "transcript" else "the Stop hook"
+    where = "the transcript" if digest.message_source == "transcript" else "the Stop hook"
     return _section(STOPPED, [bullet(f"last assistant message ({where}): {message}")] if message else [])
 
 

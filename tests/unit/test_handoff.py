@@ -330,3 +330,50 @@ def test_an_item_cannot_open_a_heading_list_or_block_of_its_own(text: str) -> No
     assert rendered.startswith("- first")
     for line in re.split("\r\n|[\n\r\u2028]", rendered)[1:]:  # however a reader splits lines
         assert line.startswith("  \\"), line
+
+
+def test_a_resumed_sessions_own_word_reaches_the_latest_handoff(resolver: PathResolver, tmp_path: Path) -> None:
+    """Claude Code deleted a task of the session's own list; publishing must not bring it back."""
+    environ = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    task = tmp_path / "claude" / "tasks" / "a1" / "2.json"
+    task.parent.mkdir(parents=True)
+    task.write_text('{"subject": "quote the escapes", "status": "pending"}')
+    session.start(resolver, "a1", "startup", {})
+    session.end(resolver, "a1", "other", environ)
+    assert [i["key"] for i in handoff.read_handoff(resolver.latest_handoff_path())[0]["open_work"]] == ["a1/cc2"]
+
+    session.start(resolver, "a1", "resume", {})
+    task.unlink()
+    session.end(resolver, "a1", "other", environ)
+
+    fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["open_work"] == [] and "a1/cc2" in fields["closed_work"]
+    assert "quote the escapes" not in body
+
+
+def test_a_handoff_at_its_largest_keeps_its_front_matter_whole(resolver: PathResolver) -> None:
+    """Wide characters in a hundred open items, five hundred closings, fifty long paths: the cut falls in the body."""
+    from blackboard.summary import _bounded
+
+    open_work = [{"key": f"s{i}/t{i}", "text": "修复转义字符的处理" * 22, "status": "open"} for i in range(100)]
+    closed = [f"{'c' * 36}{i}/t{i}" for i in range(500)]
+    files = [{"path": "目录/" * 100 + f"{i}.py", "edits": 1} for i in range(50)]
+    fields = {"session_id": "s1", "open_work": open_work, "closed_work": closed, "changed": {"files": files}}
+
+    text = _bounded(fields, "# Handoff from session s1\n\n" + "body line\n" * 20_000, "", "")
+
+    assert len(text.encode()) <= handoff.MAX_HANDOFF_BYTES + 64
+    parsed, body = handoff.split_front_matter(text, yaml_allowed=False)
+    assert len(parsed["open_work"]) >= 20 and parsed["open_work"][0]["text"].startswith("修复")
+    assert parsed["session_id"] == "s1" and body.startswith("\n# Handoff from session s1")
+
+
+@pytest.mark.parametrize(
+    ("char", "read"),
+    [("\x85", "\x85"), ("\u2028", "\u2028"), ("\x9b", "\x9b"), ("\ufffe", "\ufffe"), ("\ud83d", "\ufffd")],
+)
+def test_front_matter_reads_the_same_with_yaml_whatever_the_characters(char: str, read: str) -> None:
+    text = handoff.dump_front_matter({"session_id": "s1", "stopped": f"a{char}b"}) + "body"
+    ours, _ = handoff.split_front_matter(text)
+    assert ours["stopped"] == f"a{read}b"
+    assert frontmatter.loads(text.encode("utf-8").decode()).metadata["stopped"] == f"a{read}b"

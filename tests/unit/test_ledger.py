@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from blackboard import ledger
-from blackboard.ledger import Item, Ledger, fold, merge
+from blackboard.ledger import Item, Ledger, merge
 
 A = "5f1c8a2e-0000-4000-8000-000000000001"
 B = "9b0d3e4f-0000-4000-8000-000000000002"
@@ -68,23 +68,29 @@ def test_a_duplicate_key_counts_once() -> None:
 
 def test_folding_keeps_what_an_idle_session_carries() -> None:
     carried = Ledger([Item(f"{A}/t1", "write the lexer"), Item(f"{A}/t2", "write the parser")], [])
-    folded = fold(Ledger([], []), B, carried)
+    folded = merge(Ledger([], [], speaks_for=B), carried)
     assert _keys(folded) == [f"{A}/t1", f"{A}/t2"]
 
 
 def test_a_task_closed_anywhere_leaves_the_ledger() -> None:
     carried = Ledger([Item(f"{A}/t1", "lexer"), Item(f"{A}/t2", "parser")], [])
-    own = Ledger([Item(f"{B}/t1", "tests")], [f"{A}/t1"])
-    folded = fold(own, B, carried)
+    own = Ledger([Item(f"{B}/t1", "tests")], [f"{A}/t1"], speaks_for=B)
+    folded = merge(own, carried)
     assert _keys(folded) == [f"{B}/t1", f"{A}/t2"]
     assert folded.closed == [f"{A}/t1"]
 
 
 def test_a_sessions_own_word_on_its_items_wins_over_what_was_carried() -> None:
-    """Resumed: its earlier handoff carried cc1 open; Claude Code has completed it since."""
+    """Resumed: its earlier handoff carried cc1 open; Claude Code has deleted the task since."""
     carried = Ledger([Item(f"{B}/cc1", "quotes"), Item(f"{A}/t1", "lexer")], [])
-    folded = fold(Ledger([], []), B, carried)
+    folded = merge(Ledger([], [], speaks_for=B), carried)
     assert _keys(folded) == [f"{A}/t1"]
+    assert folded.closed == [f"{B}/cc1"]  # closed for every later handoff, not only this one
+
+
+def test_a_board_read_in_part_closes_nothing_it_does_not_list() -> None:
+    carried = Ledger([Item(f"{B}/t1", "before the tail")], [])
+    assert _keys(merge(Ledger([], []), carried)) == [f"{B}/t1"]
 
 
 def test_merging_two_parallel_handoffs_keeps_both_sides_open_work_and_every_closing() -> None:
@@ -100,6 +106,7 @@ def test_the_ledger_is_bounded_and_says_how_much_it_left_out() -> None:
     many = Ledger([Item(f"{A}/t{i}", f"task {i}") for i in range(ledger.MAX_OPEN + 7)], [])
     merged = merge(Ledger([], []), many)
     assert len(merged.open) == ledger.MAX_OPEN and merged.cut == 7
+    assert merge(Ledger([], []), merged).cut == 7  # merging again counts nothing twice
     assert Ledger.from_fields(merged.to_fields()).cut == 7
 
 
@@ -138,4 +145,4 @@ def test_a_closing_outlives_hundreds_of_later_ones() -> None:
     for i in range(300):
         closed = merge(Ledger([], [f"{B}/t{i}"]), closed)
     assert f"{A}/t1" in closed.closed
-    assert fold(Ledger([Item(f"{A}/t1", "stale copy on a resumed board")], []), A, closed).open == []
+    assert merge(Ledger([Item(f"{A}/t1", "stale copy on a resumed board")], [], speaks_for=A), closed).open == []
