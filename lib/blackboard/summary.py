@@ -110,8 +110,13 @@ def _changes(resolver: PathResolver, meta: Meta, environ: Mapping[str, str]) -> 
 
     A recovery runs in another session, which may be in another clone of the same project.
     """
+    found = None
     cwd = meta.get("cwd")
-    found = find_git(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else None
+    if isinstance(cwd, str) and os.path.isabs(cwd):
+        try:
+            found = find_git(cwd)
+        except ValueError:  # a NUL or a lone surrogate: no path the system can take
+            found = None
     toplevel = found.toplevel if found else resolver.project.toplevel
     start, started = meta.get("start_head"), meta.get("started")
     started_at = format_utc(epoch_seconds(started) or time.time())  # a date git reads, whatever the file said
