@@ -30,7 +30,16 @@ MAX_FILES = 50
 class Digest:
     """A session's requests, last message and edited files, as its ``_digest.jsonl`` (or transcript) tells."""
 
-    __slots__ = ("first_prompt", "latest_prompts", "prompt_count", "last_message", "edits", "source", "message_source")
+    __slots__ = (
+        "first_prompt",
+        "latest_prompts",
+        "prompt_count",
+        "last_message",
+        "edits",
+        "more_files",
+        "source",
+        "message_source",
+    )
 
     def __init__(
         self,
@@ -46,6 +55,7 @@ class Digest:
         self.prompt_count = prompt_count
         self.last_message = last_message
         self.edits = edits or {}  # path relative to the project -> how many edits
+        self.more_files = 0  # edited files beyond MAX_FILES, the least edited
         self.source = source  # of the prompts: "hooks", or "transcript" where the hooks said nothing
         self.message_source = source  # of the last message, likewise
 
@@ -141,4 +151,6 @@ def summarize(records: list[dict[str, str]], cut: bool = False) -> Digest:
     first = prompts[0] if prompts else None
     latest = prompts[1:][-LATEST_PROMPTS:]
     count = len(prompts) + (1 if cut else 0)  # at least one more than seen when the middle was skipped
-    return Digest(first, latest, count, stops[-1] if stops else None, ranked)
+    digest = Digest(first, latest, count, stops[-1] if stops else None, ranked)
+    digest.more_files = len(edits) - len(ranked)
+    return digest

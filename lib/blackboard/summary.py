@@ -89,17 +89,24 @@ def _bounded(fields: dict[str, object], body: str, notes: str, others: str) -> s
 def session_digest(resolver: PathResolver, meta: Meta, sources: settings.DigestSources, final: bool = True) -> Digest:
     """The hooks' digest of the session; for a final handoff, its transcript where the hooks said nothing.
 
+    That is a session whose hooks recorded no prompt or no last message, or one whose board
+    began at a resume (it ran before the plugin was installed): its requests come whole from
+    the transcript.
+
     Stop's draft never reads the transcript: the hooks of that very turn have just spoken.
     """
     digest = read_digest(resolver.digest_path(meta["session_id"]))
-    if not final or (digest.first_prompt is not None and digest.last_message is not None):
+    began_before = meta.get("source") == "resume"  # its board began at a resume: the hooks missed its start
+    if not final or (digest.first_prompt is not None and digest.last_message is not None and not began_before):
         return digest
     path = meta.get("transcript_path")
     if not inside_claude_dir(sources.claude_dir, path):
         return digest
     recovered = read_transcript(str(path))
-    if digest.first_prompt is None:
+    if digest.first_prompt is None or (began_before and recovered.first_prompt is not None):
         recovered.edits = digest.edits
+        if digest.last_message is not None:  # the Stop hook's word is the freshest
+            recovered.last_message, recovered.message_source = digest.last_message, "hooks"
         return recovered
     digest.last_message, digest.message_source = recovered.last_message, "transcript"  # killed before its Stop
     return digest
@@ -185,6 +192,8 @@ def digest_fields(digest: Digest, changes: Changes | None) -> dict[str, object]:
         "source": digest.source,
     }
     changed: dict[str, object] = {"files": [{"path": p, "edits": n} for p, n in digest.edits.items()]}
+    if digest.more_files:
+        changed["more_files"] = digest.more_files
     if changes is not None:
         changed["commits"] = [{"sha": sha, "subject": inline(redact(subject), 200)} for sha, subject in changes.commits]
         changed.update(more_commits=changes.more_commits, uncommitted=changes.uncommitted, problem=changes.problem)
@@ -219,6 +228,8 @@ def changed_section(digest: Digest, changes: Changes | None) -> str:
         bullet(f"`{inline(path, 200)}`: {n} edit{'s' if n > 1 else ''} (edit tools)")
         for path, n in digest.edits.items()
     ]
+    if digest.more_files:
+        lines.append(bullet(f"… and {digest.more_files} more files, each edited less"))
     if changes is None:
         lines.append(bullet("commits and uncommitted files: counted when the session ends"))
         return _section(CHANGED, lines)

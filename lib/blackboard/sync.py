@@ -45,6 +45,7 @@ from .render import inline
 FETCHED, BUILT = "refs/fetched", "refs/built"  # in the private repository
 SESSION_FILES = (META_FILE, *BOARD_FILES.values())
 MAX_FILE_BYTES = 8 * 1024 * 1024  # larger board files stay on their machine; status says so
+MAX_OFFERS_PUBLISHED = 20  # handoffs imported in one round that are merged into the latest
 MAX_ACTIVE_BYTES = 64 * 1024
 HOST_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 MAX_ACTIVE_RECORDS = 50
@@ -260,7 +261,7 @@ def import_commit(
     result = Imported()
     if commit is None or commit == state.imported:
         return result
-    newest: tuple[float, str] | None = None
+    offers: list[tuple[float, str]] = []
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
         layout = _Layout(_entries_to_read(store, reader, state.imported, commit, deadline))
         result.refused += layout.problems
@@ -285,11 +286,13 @@ def import_commit(
                     kind.append(f"{session_id}: {problem}")
                     continue
                 result.sessions.append(session_id)
-                if offer is not None and (newest is None or offer[0] > newest[0]):
-                    newest = offer
+                if offer is not None:
+                    offers.append(offer)
         finally:
-            if newest is not None:  # one offer: the others are archived, and `blackboard handoff ID` shows them
-                handoff.publish_latest(resolver, newest[1])
+            # the newest few, oldest first: the newest is the latest, and each brings its open work
+            # and closings into it (docs/adr/0022-open-work-ledger.md); the rest are archived
+            for _, text in sorted(offers, key=lambda offer: offer[0])[-MAX_OFFERS_PUBLISHED:]:
+                handoff.publish_latest(resolver, text)
             for line in result.refused:
                 state.refuse(line)
             for line in result.conflicts:

@@ -232,3 +232,21 @@ def test_long_values_of_other_sessions_never_push_the_fence_out(run_hook, projec
         "<<<BLACKBOARD-DATA"
     )
     assert context.rstrip().endswith("(subagents add --author NAME).")
+
+
+def test_a_session_that_began_before_the_plugin_takes_its_requests_from_the_transcript(
+    run_hook, project: Path, root: Path, isolated_home: Path
+) -> None:
+    transcript = isolated_home / ".claude" / "projects" / "-widget" / "s1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text((FIXTURES / "transcript.jsonl").read_text())
+    resumed = {**start_payload("s1", project, source="resume"), "transcript_path": str(transcript)}
+    run_hook("SessionStart", resumed)  # the first the plugin hears of this session
+    run_hook("UserPromptSubmit", {**_recorded("01-UserPromptSubmit.json", project, "s1"), "prompt": "now the quotes"})
+    run_hook("Stop", {**_recorded("10-Stop.json", project, "s1"), "last_assistant_message": "quotes done"})
+
+    run_hook("SessionEnd", {**end_payload("s1", project), "transcript_path": str(transcript)})
+
+    text = _handoff(root, "s1")
+    assert "first request (from the transcript): Add an escape() helper to util.py and commit it" in text
+    assert "last assistant message (the Stop hook): quotes done" in text

@@ -450,3 +450,11 @@ def test_the_first_prompt_read_back_is_always_the_first_recorded(prompts: list) 
     assert found.first_prompt == (typed[0] if typed else None)
     assert found.prompt_count == len(typed)
     assert found.edits == {"util.py": len(prompts)}
+
+
+def test_files_beyond_the_list_are_counted_not_dropped(tmp_path: Path) -> None:
+    path = str(tmp_path / "_digest.jsonl")
+    for i in range(digest.MAX_FILES + 7):
+        digest.record_edit(path, "Edit", f"/w/f{i}.py", "/w")
+    found = digest.read_digest(path)
+    assert len(found.edits) == digest.MAX_FILES and found.more_files == 7
