@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+from collections.abc import Callable
 
 OPTION = r"--?[A-Za-z][-A-Za-z0-9_]*(=.*)?"  # how the CLI tells an option from a word (cli._Command)
 # Options that take a value, as the CLI declares them: everywhere, and on each command.
@@ -37,11 +39,29 @@ WRITES_OWN_BOARD = {"note", "task", "post", "claim"}
 TEXT_FILE_COMMANDS = {"note", "post", "task"}
 
 
-def decision(command: object, cwd: object, plugin_root: str, session_id: object = None) -> bool:
+def _never(_: str) -> bool:
+    return False
+
+
+def _always(_: str) -> bool:
+    return True
+
+
+def decision(
+    command: object,
+    cwd: object,
+    plugin_root: str,
+    session_id: object = None,
+    in_this_project: Callable[[str], bool] = _never,
+    ignored: Callable[[str], bool] = _always,
+) -> bool:
     """True when ``command`` is one plain invocation of the plugin's ``blackboard`` that may run unasked.
 
     ``cwd`` and ``session_id`` are the session's (from the hook's stdin): a ``--file`` must lie
-    inside the one, and a ``--session`` must name the other.
+    inside the one, and a ``--session`` must name the other. ``in_this_project(id)`` says
+    whether a session id names a board of this project (``show ID``, ``handoff ID``), and
+    ``ignored(path)`` whether git ignores a ``--file``; both are asked of the caller, and
+    both default to the answer that gives no decision.
     """
     if not isinstance(command, str) or not _literal_words_only(command):
         return False
@@ -54,7 +74,9 @@ def decision(command: object, cwd: object, plugin_root: str, session_id: object 
     if not words or not _is_our_blackboard(words[0], plugin_root):
         return False
     session = session_id if isinstance(session_id, str) else None
-    return _approved_arguments(words[1:], cwd if isinstance(cwd, str) else None, session)
+    if not _approved_arguments(words[1:], cwd if isinstance(cwd, str) else None, session):
+        return False
+    return _stays_in_the_project(words[1:], in_this_project, ignored)
 
 
 def _literal_words_only(command: str) -> bool:
@@ -110,6 +132,20 @@ def _approved_arguments(args: list[str], cwd: str | None, session_id: str | None
     return False
 
 
+def _stays_in_the_project(
+    args: list[str], in_this_project: Callable[[str], bool], ignored: Callable[[str], bool]
+) -> bool:
+    """Whether what the command reads is this project's: its sessions, and files git does not ignore."""
+    words, options = _split(args)
+    names = {name for name, _ in options}
+    if not words or "--all-projects" in names:
+        return False
+    if words[0] in ("show", "handoff") and len(words) > 1 and not in_this_project(words[1]):
+        return False  # another project's board or handoff is for a person to look at
+    files = [value for name, value in options if name == "--file" and value != "-"]
+    return not any(ignored(path) for path in files if path is not None)
+
+
 def _split(args: list[str]) -> tuple[list[str] | None, list[tuple[str, str | None]]]:
     """The words (subcommand and arguments) and the options, read as the CLI reads them; None if unreadable.
 
@@ -145,11 +181,20 @@ def _command_named(words: list[str]) -> bool:
 
 
 def _inside(path: str | None, cwd: str | None) -> bool:
-    """Whether a ``--file`` is stdin or lies inside the session's working directory (links resolved)."""
+    """Whether a ``--file`` is stdin, or a regular file inside the session's working directory (links
+    resolved) with no part of its path starting with a dot (``.env``, ``.aws/``, ``.config/``)."""
     if path == "-":
         return True
     if not path or not cwd:
         return False
     real_cwd = os.path.realpath(cwd)
     real = os.path.realpath(os.path.join(cwd, path))
-    return real.startswith(real_cwd + os.sep)
+    if not real.startswith(real_cwd + os.sep):
+        return False
+    named = os.path.normpath(path).split(os.sep) + os.path.relpath(real, real_cwd).split(os.sep)
+    if any(part.startswith(".") and part not in (".", "..") for part in named):
+        return False
+    try:
+        return stat.S_ISREG(os.stat(real).st_mode)
+    except OSError:
+        return False

@@ -17,7 +17,7 @@ import subprocess
 import time
 from collections.abc import Mapping
 
-from .gitinfo import SHA
+from .gitinfo import SHA, find_git
 
 MAX_COMMITS = 20
 GIT_SECONDS = 0.8  # for both commands together: Claude Code cancels SessionEnd after about 1.5 s
@@ -111,6 +111,25 @@ def _filter_drivers(toplevel: str, environ: Mapping[str, str], deadline: float) 
     if any(not re.fullmatch(r"[A-Za-z0-9._-]+", name) for name in names):
         return None, "uncommitted files not counted: a filter driver with an unusual name"
     return names, None
+
+
+def git_ignores(cwd: str, path: str, environ: Mapping[str, str]) -> bool:
+    """Whether git ignores ``path`` (relative to ``cwd``) in the checkout around ``cwd``; True when git cannot say.
+
+    Outside any checkout nothing is ignored.
+    """
+    found = find_git(cwd)
+    if found is None:
+        return False
+    deadline = time.monotonic() + GIT_SECONDS
+    output, _ = run_git(
+        found.toplevel,
+        ["check-ignore", "-q", "--", os.path.join(os.path.abspath(cwd), path)],
+        environ,
+        deadline,
+        fine=(1,),
+    )
+    return output is None  # 1: not ignored; 0 (ignored) and every failure are not "fine"
 
 
 def run_git(

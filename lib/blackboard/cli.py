@@ -148,7 +148,8 @@ def _text(words: Sequence[str], path: Optional[str]) -> str:
         return " ".join(words)
     limit = settings.max_value_chars() + 1  # enough to say it is too long, never the whole of a huge file
     if path is None or path == "-":
-        return click.get_text_stream("stdin").read(limit)
+        # bytes, not click's text stream: that one turns CR and CRLF into LF
+        return _utf8(click.get_binary_stream("stdin").read(limit * 4), limit, "standard input")
     from .fsutil import read_bounded
 
     try:
@@ -157,7 +158,17 @@ def _text(words: Sequence[str], path: Optional[str]) -> str:
         raise BlackboardError(f"cannot read --file {path}: {exc.strerror}") from None
     if data is None:
         raise BlackboardError(f"cannot read --file {path}: No such file or directory")
-    return data.decode("utf-8", errors="replace")[:limit]
+    return _utf8(data, limit, f"--file {path}")
+
+
+def _utf8(data: bytes, limit: int, source: str) -> str:
+    """``data`` as text, exactly; text that is not UTF-8 is refused, as the same text given as words is."""
+    if len(data) >= limit * 4:  # over the cap whatever it says: check_value refuses it as too long
+        return data.decode("utf-8", errors="replace")[:limit]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BlackboardError(f"{source} is not valid UTF-8 text; convert it (e.g. with iconv) and try again") from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from . import settings
 from .errors import BlackboardError
-from .ids import optional_str
+from .ids import is_session_id, optional_str
 from .paths import PathResolver
 
 STARTED = time.monotonic()  # the hook's start: SessionStart's fetch is bounded from here
@@ -144,7 +144,18 @@ def _pre_tool_use(payload: dict[str, object], environ: Mapping[str, str]) -> str
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
     if payload.get("tool_name") != "Bash" or not settings.auto_allow(environ):
         return None
-    if not decision(command, payload.get("cwd"), PLUGIN_ROOT, payload.get("session_id")):
+    cwd = _usable_path(payload.get("cwd"))
+
+    def in_this_project(session_id: str) -> bool:
+        resolver = PathResolver.for_cwd(cwd or os.getcwd(), environ)
+        return is_session_id(session_id) and os.path.isdir(resolver.get_session_blackboard_dir(session_id))
+
+    def ignored(path: str) -> bool:
+        from .changes import git_ignores  # only for a --file: it runs git
+
+        return cwd is None or git_ignores(cwd, path, environ)
+
+    if not decision(command, cwd, PLUGIN_ROOT, payload.get("session_id"), in_this_project, ignored):
         return None
     reason = "blackboard: a board command that only reads or writes this session's own board"
     output = {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": reason}

@@ -12,7 +12,10 @@ import re
 REDACTED = "[REDACTED]"
 
 TOKENS = [
-    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    # A key block up to its END line; without one, its header and the key's own lines that follow
+    # (RFC 1421 headers, base64 rows): a broken block costs only itself, not the rest of the text.
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,16384}?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+    r"|(?:\r?\n(?:[A-Za-z0-9+/]+={0,2}\r?(?=\n|\Z)|[A-Za-z-]+: [^\n]*|(?=\r?\n[A-Za-z0-9+/]{20,})))*)",
     r"\bsk-ant-[A-Za-z0-9_-]{16,}",
     # OpenAI and the keys shaped like it: a slug such as a branch `sk-learn-upgrade` is short,
     # or has no digit or capital; a key is long, or has them.

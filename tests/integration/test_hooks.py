@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from blackboard import entries
-from helpers import HOSTILE_SESSION_IDS, dead_pid, end_payload, start_payload
+from helpers import HOSTILE_SESSION_IDS, dead_pid, end_payload, make_git_project, start_payload
 
 ROOT_BOARD = ("acme", "widget", ".blackboard")
 
@@ -335,3 +335,29 @@ def test_stdin_with_a_bom_is_read(run_hook, project: Path, root: Path, encode) -
     assert result.returncode == 0
     assert result.stderr == b""
     assert [p.name for p in (root / "acme" / "widget" / ".blackboard" / "sessions").iterdir()] == ["from-stdin"]
+
+
+def test_pre_tool_use_approves_only_files_git_keeps_and_sessions_of_this_project(
+    run_hook, project: Path, tmp_path: Path
+) -> None:
+    """An agent, or a prompt injection in a README, must not send a secret file or another project's board unasked."""
+    (project / ".gitignore").write_text("*.log\n")
+    (project / "build.log").write_text("token=abc")
+    (project / "notes.md").write_text("plain notes")
+    (project / ".env").write_text("API_KEY=sk-live-123")
+    other = make_git_project(tmp_path / "gadget", remote="git@github.com:acme/gadget.git")
+    assert run_hook("SessionStart", start_payload("s1", project)).returncode == 0
+    assert run_hook("SessionStart", start_payload("gadget-1", other)).returncode == 0
+
+    def approved(command: str) -> bool:
+        result = run_hook("PreToolUse", _pre_tool_use(command, project))
+        assert result.returncode == 0 and result.stderr == b""
+        return bool(result.stdout)
+
+    assert approved("blackboard note --file notes.md")
+    assert approved("blackboard show s1")
+    assert not approved("blackboard note --file build.log")  # git ignores it
+    assert not approved("blackboard note --file .env")
+    assert not approved("blackboard show gadget-1")  # another project's board
+    assert not approved("blackboard handoff gadget-1")
+    assert not approved("blackboard sessions --all-projects")

@@ -24,7 +24,9 @@ APPROVED = [
     pytest.param("blackboard claim grammar", id="claim-key"),
     pytest.param("blackboard list --json", id="list"),
     pytest.param("blackboard show", id="show"),
-    pytest.param("blackboard sessions --all-projects --status ended", id="sessions"),
+    pytest.param("blackboard sessions --status ended", id="sessions"),
+    pytest.param("blackboard show s1", id="show-a-session-of-this-project"),
+    pytest.param("blackboard handoff s1", id="handoff-of-this-project"),
     pytest.param("blackboard handoff", id="handoff"),
     pytest.param("blackboard where", id="where"),
     pytest.param("blackboard doctor", id="doctor"),
@@ -112,15 +114,54 @@ REFUSED = [
 ]
 
 
+def _ours(session_id: str) -> bool:
+    return session_id == "s1"
+
+
+def _not_ignored(path: str) -> bool:
+    return False
+
+
 @pytest.mark.parametrize("command", APPROVED)
 def test_plain_board_commands_are_approved(command: str, tmp_path: Path) -> None:
     (tmp_path / "notes").mkdir()
-    assert decision(command, str(tmp_path), PLUGIN, "s1") is True
+    (tmp_path / "notes" / "schema.md").write_text("schema")
+    assert decision(command, str(tmp_path), PLUGIN, "s1", _ours, _not_ignored) is True
 
 
 @pytest.mark.parametrize("command", REFUSED)
 def test_anything_else_gets_no_decision(command: str, tmp_path: Path) -> None:
-    assert decision(command, str(tmp_path), PLUGIN, "s1") is False
+    assert decision(command, str(tmp_path), PLUGIN, "s1", _ours, _not_ignored) is False
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("blackboard show other-project-session", id="show-another-projects-session"),
+        pytest.param("blackboard handoff other-project-session", id="handoff-of-another-project"),
+        pytest.param("blackboard sessions --all-projects", id="sessions-of-every-project"),
+        pytest.param("blackboard note --file .env", id="file-dot-env"),
+        pytest.param("blackboard note --file .aws/credentials", id="file-in-a-dot-folder"),
+        pytest.param("blackboard note --file notes/../.env", id="file-dot-env-by-a-detour"),
+        pytest.param("blackboard note --file secrets-link", id="file-linked-to-a-dot-file"),
+        pytest.param("blackboard note --file notes", id="file-a-folder"),
+        pytest.param("blackboard note --file missing.md", id="file-missing"),
+    ],
+)
+def test_what_reaches_beyond_the_projects_own_board_gets_no_decision(command: str, tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / ".env").write_text("API_KEY=x")
+    (tmp_path / ".aws").mkdir()
+    (tmp_path / ".aws" / "credentials").write_text("secret")
+    (tmp_path / "secrets-link").symlink_to(tmp_path / ".env")
+    assert decision(command, str(tmp_path), PLUGIN, "s1", _ours, _not_ignored) is False
+
+
+def test_a_file_git_ignores_gets_no_decision(tmp_path: Path) -> None:
+    (tmp_path / "build.log").write_text("log")
+    assert decision("blackboard note --file build.log", str(tmp_path), PLUGIN, "s1", _ours, _not_ignored) is True
+    assert decision("blackboard note --file build.log", str(tmp_path), PLUGIN, "s1", _ours, lambda p: True) is False
+    assert decision("blackboard note --file build.log", str(tmp_path), PLUGIN, "s1") is False  # unasked: no
 
 
 def test_a_file_linked_out_of_the_project_is_outside(tmp_path: Path) -> None:

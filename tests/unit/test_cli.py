@@ -406,3 +406,15 @@ def test_handoff_json_carries_the_digest_and_the_ledger(bb, resolver: PathResolv
     assert fields["closed_work"] == []
     assert set(fields["asked"]) == {"first", "latest", "count", "source"}
     assert "files" in fields["changed"] and "stopped" in fields
+
+
+def test_a_file_that_is_not_utf8_is_refused_and_nothing_is_written(bb, project: Path) -> None:
+    (project / "latin1.txt").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
+    fails(bb("note", "--file", "latin1.txt"), "not valid UTF-8")
+    assert json.loads(ok(bb("show", "--json")))["notes"] == []
+
+
+@pytest.mark.parametrize("text", ["a\r\nb", "a\rb", "line\u2028two", "trailing\r\n\r\n"])
+def test_a_value_on_standard_input_round_trips_byte_for_byte(bb, text: str) -> None:
+    ok(bb("note", "-", stdin=text))
+    assert json.loads(ok(bb("show", "--json")))["notes"][-1]["text"] == text

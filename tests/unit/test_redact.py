@@ -245,3 +245,24 @@ def test_a_cut_never_leaves_part_of_a_token_showing(limit: int, inside: int) -> 
     shown, cut = redact_prefix(text, limit)
     assert cut and len(shown) <= limit
     assert not any(token[:n] in shown for n in range(6, len(token) + 1))
+
+
+KEY_ROWS = "\n".join(["MIIEowIBAAKCAQEAxAbCdEfGhIjKlMnOpQrStUvWxYz0123456789+/abcdefgh"] * 6) + "\nAbc="
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("-----BEGIN RSA PRIVATE KEY-----\n" + KEY_ROWS, id="a-key-with-no-end"),
+        pytest.param("see -----BEGIN OPENSSH PRIVATE KEY----- for the format", id="a-note-naming-the-header"),
+        pytest.param(
+            "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,AB12\n\n" + KEY_ROWS,
+            id="an-encrypted-key-with-no-end",
+        ),
+    ],
+)
+def test_a_broken_key_block_costs_only_itself(text: str) -> None:
+    later = "\n".join(f"- 2026-11-24T10:0{i}:00Z · main: later note {i} about the parser" for i in range(5))
+    redacted = redact(text + "\n\n" + later)
+    assert all(f"later note {i} about the parser" in redacted for i in range(5))
+    assert "MIIEowIBAAKCAQEA" not in redacted and "Abc=" not in redacted.replace("Abcd", "")
