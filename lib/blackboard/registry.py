@@ -56,6 +56,14 @@ def session_folders(resolver: PathResolver, excluding: Container[str] = ()) -> l
     return _folders(resolver, excluding)[0]
 
 
+LITTER = (".DS_Store", "Thumbs.db", "desktop.ini")  # what Finder and Explorer leave in any folder they open
+
+
+def is_litter(name: str) -> bool:
+    """A file an operating system leaves in any folder (``.DS_Store``, ``._*``…): no session, and no damage."""
+    return name in LITTER or name.startswith("._")
+
+
 def strays(resolver: PathResolver) -> list[str]:
     """Names under ``sessions/`` that are no session: files, links, folders with names no session has."""
     return sorted(_folders(resolver)[1])
@@ -70,7 +78,7 @@ def _folders(resolver: PathResolver, excluding: Container[str] = ()) -> tuple[li
     sessions: list[str] = []
     stray: list[str] = []
     for entry in scan:
-        if entry.name in excluding:
+        if entry.name in excluding or is_litter(entry.name):
             continue
         named_like_one = is_session_id(entry.name) or is_set_aside(entry.name)
         (sessions if named_like_one and entry.is_dir(follow_symlinks=False) else stray).append(entry.name)

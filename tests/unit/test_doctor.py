@@ -192,19 +192,22 @@ def test_boards_a_cleanup_set_aside_are_reported_and_never_touched(resolver: Pat
 def test_stray_entries_are_named_once_and_set_aside(resolver: PathResolver, root: Path, tmp_path: Path) -> None:
     session.start(resolver, "s1", "startup", {})
     sessions = Path(resolver.sessions_dir)
-    (sessions / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    litter = [".DS_Store", "Thumbs.db", "desktop.ini", "._s1"]  # what Finder and Explorer leave: no damage
+    for name in litter:
+        (sessions / name).write_bytes(b"\0\0\0\1Bud1")
     (sessions / "notes.txt").write_text("mine")
     (sessions / "my notes").mkdir()
     (sessions / "elsewhere").symlink_to(tmp_path)
 
     problems = [f.problem for f in _problems(root)]
-    assert len([p for p in problems if "is not a session" in p]) == 4
+    assert len([p for p in problems if "is not a session" in p]) == 3
+    assert not any(name in p for p in problems for name in litter)
     assert len([p for p in problems if "elsewhere is a symbolic link" in p]) == 1
     assert [e.session_id for e in registry.list_sessions(resolver)] == ["s1"]
 
     assert all(f.fixed for f in _problems(root, repair=True))
     assert _problems(root) == []
-    assert sorted(os.listdir(sessions)) == ["s1"]
+    assert sorted(os.listdir(sessions)) == sorted(["s1", *litter])
     kept = Path(resolver.strays_dir)
     assert (kept / "notes.txt").read_text() == "mine"
     assert (kept / "elsewhere").is_symlink()
