@@ -44,6 +44,10 @@ TOKENS = [
 # Each has a group ``s``, the secret; the rest of the match stays.
 VALUES = [
     r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]+:(?P<s>[^\s/?#@]+)@",  # https://user:pass@host, postgres://…
+    # https://TOKEN@host: a user part that long is a token (Azure DevOps and GitHub PATs), not a name
+    r"\b[A-Za-z][A-Za-z0-9+.-]*://(?P<s>[A-Za-z0-9_.~+-]{20,})@",
+    r"[?&](?i:token|access_token|key|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token)"
+    r"=(?P<s>[^&\s#\"']{8,})",  # credentials in a URL's query
     # .env assignments: PASSWORD=…, API_KEY=…, SECRET_KEY=…, GITHUB_TOKEN=… (a value with a letter, 6+ long)
     r"(?<![A-Za-z0-9_])(?i:[A-Za-z0-9_]*(?:password|passwd|secret|token|api_?key|access_?key|private_?key|"
     r"credentials?)[A-Za-z0-9_]*)[ \t]*=[ \t]*[\"']?(?!\[REDACTED\])(?P<s>(?=[^\s\"'&;,]*[A-Za-z])[^\s\"'&;,]{6,})",
@@ -101,6 +105,9 @@ MARKERS = (
     "_authtoken",
     "accountkey",
     "sig=",
+    "key=",
+    "signature=",
+    "x-amz-",
     "mysql",
 )
 

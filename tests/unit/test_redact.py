@@ -107,6 +107,21 @@ VALUES = [
         id="postgres-url",
     ),
     pytest.param("PASSWORD=correct-horse-battery", "PASSWORD=[REDACTED]", id="env-password"),
+    pytest.param(
+        "origin https://abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop@dev.azure.com/acme/_git/widget",
+        "origin https://[REDACTED]@dev.azure.com/acme/_git/widget",
+        id="token-as-url-user",
+    ),
+    pytest.param(
+        "https://bucket.s3.amazonaws.com/f?X-Amz-Credential=AKIAXX%2F20261125&X-Amz-Signature=4f3c2b1a0e9d8c7b&x=1",
+        "https://bucket.s3.amazonaws.com/f?X-Amz-Credential=[REDACTED]&X-Amz-Signature=[REDACTED]&x=1",
+        id="presigned-url",
+    ),
+    pytest.param(
+        "wss://api.example.com/stream?access_token=q1w2e3r4t5y6u7i8",
+        "wss://api.example.com/stream?access_token=[REDACTED]",
+        id="access-token-in-query",
+    ),
     pytest.param("export API_KEY='abc123def456ghi'", "export API_KEY='[REDACTED]'", id="env-api-key"),
     pytest.param("SECRET_KEY=django-insecure-9x8y7z", "SECRET_KEY=[REDACTED]", id="env-secret-key"),
     pytest.param("SENTRY_AUTH_TOKEN=abcd1234efgh5678", "SENTRY_AUTH_TOKEN=[REDACTED]", id="env-token"),
@@ -181,6 +196,8 @@ NEAR_MISSES = [
     pytest.param("at 10:30:45 and 11:15:00", id="times"),
     pytest.param("https://github.com/acme/widget.git", id="url-without-credentials"),
     pytest.param("ssh://git@github.com:22/acme/widget", id="ssh-user-without-password"),
+    pytest.param("https://john.doe@gitlab.example.com/acme/widget.git", id="url-with-a-user-name"),
+    pytest.param("https://example.com/search?key=abc&sort=asc", id="short-query-values"),
 ]
 
 
