@@ -34,6 +34,7 @@ DOUBLE_QUOTED_SPECIAL = frozenset("$`\\\n\r")
 # anyone reading it line by line, Claude Code's own rule matching included.
 SINGLE_QUOTED_SPECIAL = frozenset("\n\r")
 
+MAX_FILES = 4  # --file options one approved command may give (each is asked of git)
 READ_ONLY = {"list", "read", "show", "sessions", "handoff", "where"}
 WRITES_OWN_BOARD = {"note", "task", "post", "claim"}
 TEXT_FILE_COMMANDS = {"note", "post", "task"}
@@ -143,6 +144,8 @@ def _stays_in_the_project(
     if words[0] in ("show", "handoff") and len(words) > 1 and not in_this_project(words[1]):
         return False  # another project's board or handoff is for a person to look at
     files = [value for name, value in options if name == "--file" and value != "-"]
+    if len(files) > MAX_FILES:
+        return False
     return not any(ignored(path) for path in files if path is not None)
 
 
@@ -192,9 +195,30 @@ def _inside(path: str | None, cwd: str | None) -> bool:
     if not real.startswith(real_cwd + os.sep):
         return False
     named = os.path.normpath(path).split(os.sep) + os.path.relpath(real, real_cwd).split(os.sep)
-    if any(part.startswith(".") and part not in (".", "..") for part in named):
+    if any(part.startswith(".") and part not in (".", "..") for part in named) or _through_a_link(cwd, path):
         return False
     try:
-        return stat.S_ISREG(os.stat(real).st_mode)
+        found = os.stat(real)
     except OSError:
         return False
+    return stat.S_ISREG(found.st_mode) and found.st_nlink == 1  # a hard link may be a secret's other name
+
+
+def _through_a_link(cwd: str, path: str) -> bool:
+    """Whether ``path``, as written, passes through a symbolic link below ``cwd`` (or is one).
+
+    Git judges a link by its own path, and ``link/..`` is one folder to git but another to
+    the kernel: an approved file is one the written path names directly.
+    """
+    if os.path.isabs(path):
+        path = os.path.relpath(path, cwd)
+    current = cwd
+    for part in path.split(os.sep):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            return True  # after a link, '..' is not where the text says; before one, it leaves cwd
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            return True
+    return False

@@ -17,7 +17,7 @@ import subprocess
 import time
 from collections.abc import Mapping
 
-from .gitinfo import SHA, find_git
+from .gitinfo import SHA, checkout_around
 
 MAX_COMMITS = 20
 GIT_SECONDS = 0.8  # for both commands together: Claude Code cancels SessionEnd after about 1.5 s
@@ -113,22 +113,16 @@ def _filter_drivers(toplevel: str, environ: Mapping[str, str], deadline: float) 
     return names, None
 
 
-def git_ignores(cwd: str, path: str, environ: Mapping[str, str]) -> bool:
-    """Whether git ignores ``path`` (relative to ``cwd``) in the checkout around ``cwd``; True when git cannot say.
+def git_ignores(real_path: str, environ: Mapping[str, str], deadline: float) -> bool:
+    """Whether git ignores the file at ``real_path`` (links resolved) in the checkout that holds it.
 
-    Outside any checkout nothing is ignored.
+    True when git cannot say (a ``.git`` it cannot read, a failure, the deadline); a file in
+    no checkout at all is ignored by nothing.
     """
-    found = find_git(cwd)
-    if found is None:
-        return False
-    deadline = time.monotonic() + GIT_SECONDS
-    output, _ = run_git(
-        found.toplevel,
-        ["check-ignore", "-q", "--", os.path.join(os.path.abspath(cwd), path)],
-        environ,
-        deadline,
-        fine=(1,),
-    )
+    toplevel, readable = checkout_around(os.path.dirname(real_path))
+    if toplevel is None:
+        return not readable
+    output, _ = run_git(toplevel, ["check-ignore", "-q", "--", real_path], environ, deadline, fine=(1,))
     return output is None  # 1: not ignored; 0 (ignored) and every failure are not "fine"
 
 
@@ -178,8 +172,10 @@ def git_command(args: list[str], config: list[str]) -> list[str]:
 
 
 def git_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment for git: none of the caller's ``GIT_*`` (a hostile ``GIT_DIR`` or ``GIT_SSH``), no prompt."""
-    env = {k: v for k, v in environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+    """The environment for git: none of the caller's other ``GIT_*`` (``GIT_DIR``, ``GIT_SSH``…), no prompt."""
+    # the person's own git settings (their global excludes among them) are read where they keep them
+    kept = ("PATH", "HOME", "LANG", "TMPDIR", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL")
+    env = {k: v for k, v in environ.items() if k in kept}
     env.setdefault("PATH", os.defpath)
     env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", GIT_NO_LAZY_FETCH="1", LC_ALL="C")
     return env

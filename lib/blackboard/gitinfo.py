@@ -43,6 +43,22 @@ def find_git(cwd: str) -> GitInfo | None:
         current = parent
 
 
+def checkout_around(path: str) -> tuple[str | None, bool]:
+    """``(top folder, True)`` of the checkout holding ``path``; ``(None, True)`` outside any;
+    ``(None, False)`` when a ``.git`` on the way up cannot be read (a file of nonsense, a FIFO)."""
+    current = os.path.abspath(path)
+    while True:
+        dot_git = os.path.join(current, ".git")
+        if _git_dir(dot_git):
+            return current, True
+        if os.path.lexists(dot_git):
+            return None, False
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None, True
+        current = parent
+
+
 def _git_dir(dot_git: str) -> str | None:
     if os.path.isdir(dot_git):
         return dot_git

@@ -146,14 +146,17 @@ def _pre_tool_use(payload: dict[str, object], environ: Mapping[str, str]) -> str
         return None
     cwd = _usable_path(payload.get("cwd"))
 
+    deadline = time.monotonic() + 0.8  # for every --file together
+
     def in_this_project(session_id: str) -> bool:
         resolver = PathResolver.for_cwd(cwd or os.getcwd(), environ)
-        return is_session_id(session_id) and os.path.isdir(resolver.get_session_blackboard_dir(session_id))
+        return is_session_id(session_id) and os.path.isfile(resolver.meta_path(session_id))
 
     def ignored(path: str) -> bool:
         from .changes import git_ignores  # only for a --file: it runs git
 
-        return cwd is None or git_ignores(cwd, path, environ)
+        real = os.path.realpath(os.path.join(cwd, path)) if cwd else ""
+        return not real or git_ignores(real, environ, deadline)
 
     if not decision(command, cwd, PLUGIN_ROOT, payload.get("session_id"), in_this_project, ignored):
         return None

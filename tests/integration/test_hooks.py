@@ -1,6 +1,7 @@
 """The hooks as Claude Code runs them: the hooks.json command and args, JSON on stdin."""
 
 import json
+import shutil
 import os
 import re
 from pathlib import Path
@@ -361,3 +362,67 @@ def test_pre_tool_use_approves_only_files_git_keeps_and_sessions_of_this_project
     assert not approved("blackboard show gadget-1")  # another project's board
     assert not approved("blackboard handoff gadget-1")
     assert not approved("blackboard sessions --all-projects")
+
+
+def _secrets_checkout(project: Path) -> None:
+    (project / ".gitignore").write_text("secret.key\n/config/master.key\n")
+    (project / "config" / "initializers").mkdir(parents=True)
+    (project / "config" / "master.key").write_text("MASTER")
+    (project / "secret.key").write_text("KEY")
+    (project / "notes").mkdir()
+    (project / "notes" / "n.txt").write_text("plain")
+
+
+@pytest.mark.parametrize(
+    ("setup", "command"),
+    [
+        pytest.param(
+            lambda p: (p / "notes" / "mk").symlink_to("../config/master.key"),
+            "note --file notes/mk",
+            id="link-to-ignored",
+        ),
+        pytest.param(
+            lambda p: (p / "lnk").symlink_to("config/initializers"),
+            "note --file lnk/../master.key",
+            id="link-then-dotdot",
+        ),
+        pytest.param(
+            lambda p: os.link(p / "secret.key", p / "notes" / "hard"), "note --file notes/hard", id="hard-link"
+        ),
+        pytest.param(
+            lambda p: (p / ".git" / "HEAD").unlink() or None,
+            "note --file secret.key",
+            id="ignored-in-a-broken-checkout",
+        ),
+        pytest.param(lambda p: None, "note " + "--file notes/n.txt " * 40, id="many-files"),
+        pytest.param(
+            lambda p: shutil.rmtree(p / ".git") or (p / ".git").write_text("nonsense"),
+            "note --file secret.key",
+            id="ignored-behind-an-unreadable-git",
+        ),
+    ],
+)
+def test_pre_tool_use_holds_against_file_tricks(run_hook, project: Path, setup, command: str) -> None:
+    _secrets_checkout(project)
+    setup(project)
+    result = run_hook("PreToolUse", _pre_tool_use(f"blackboard {command}", project))
+    assert result.returncode == 0 and result.stdout == b""
+
+
+def test_pre_tool_use_sees_the_checkouts_inside_a_folder_that_is_none(run_hook, project: Path, tmp_path: Path) -> None:
+    _secrets_checkout(project)
+    workspace = project.parent  # not a checkout itself; the project is one inside it
+    result = run_hook("PreToolUse", _pre_tool_use("blackboard note --file widget/secret.key", workspace))
+    assert result.returncode == 0 and result.stdout == b""
+    result = run_hook("PreToolUse", _pre_tool_use("blackboard note --file widget/notes/n.txt", workspace))
+    assert json.loads(result.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def test_pre_tool_use_takes_a_session_folder_without_metadata_for_no_session_of_this_project(
+    run_hook, project: Path, root: Path, tmp_path: Path
+) -> None:
+    other = make_git_project(tmp_path / "gadget", remote="git@github.com:acme/gadget.git")
+    run_hook("SessionStart", start_payload("s1", project))
+    run_hook("SessionStart", start_payload("sx", other))
+    (root / "acme" / "widget" / ".blackboard" / "sessions" / "sx").mkdir()  # left by an interrupted start
+    assert run_hook("PreToolUse", _pre_tool_use("blackboard show sx", project)).stdout == b""
