@@ -1,9 +1,9 @@
 """The hooks as Claude Code runs them: the hooks.json command and args, JSON on stdin."""
 
 import json
-import shutil
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
