@@ -14,7 +14,7 @@ from typing import Iterator, List, Mapping, NamedTuple
 from . import environment, handoff, recovery, render, settings
 from .clock import compact_now, format_utc, now_iso
 from .errors import BlackboardError
-from .fsutil import held_for
+from .fsutil import held_for, make_dirs
 from .meta import ABANDONED, ACTIVE, FINISHED, new_meta, write_meta
 from .paths import PathResolver
 from .registry import (
@@ -110,7 +110,7 @@ def _check_set_aside(resolver: PathResolver, entry: SessionEntry) -> List[Findin
 
 def _move_stray(resolver: PathResolver, name: str) -> bool:
     """Move a stray out of ``sessions/`` whole (never following a link), under a name not yet taken."""
-    os.makedirs(resolver.strays_dir, exist_ok=True)
+    make_dirs(resolver.strays_dir)
     target, n = os.path.join(resolver.strays_dir, name), 1
     while os.path.lexists(target):
         n += 1

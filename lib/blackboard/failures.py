@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from . import settings
 from .clock import compact_now, now_iso
 from .errors import BlackboardError
+from .fsutil import make_dirs
 from .paths import log_path
 
 MAX_LOG_BYTES = 1 << 20  # then the log is rotated to ``{name}.log.1``
@@ -33,7 +34,7 @@ def note(name: str, text: str, environ: Mapping[str, str] = os.environ) -> str:
         path = log_path(root, name)
         if os.path.islink(os.path.dirname(path)):  # never log through a link out of the root
             os.replace(os.path.dirname(path), f"{os.path.dirname(path)}.broken-{compact_now()}")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        make_dirs(os.path.dirname(path))
         if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
             os.replace(path, f"{path}.broken-{compact_now()}")  # a folder or link there must not silence the log
         elif os.path.exists(path) and os.path.getsize(path) > MAX_LOG_BYTES:

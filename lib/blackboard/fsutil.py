@@ -8,6 +8,27 @@ import stat
 from collections.abc import Callable
 
 LOCK_TIMEOUT_SECONDS = 30.0
+# Boards, handoffs and sync settings are the person's own: created private whatever the umask
+# (a umask only takes bits away).
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def make_dirs(path: str) -> None:
+    """Create the folder ``path`` and its missing parents, each private; one that exists is left as it is.
+
+    ``os.makedirs`` gives its mode to the last folder only.
+    """
+    if os.path.isdir(path):
+        return
+    parent = os.path.dirname(path)
+    if parent and parent != path:
+        make_dirs(parent)
+    try:
+        os.mkdir(path, PRIVATE_DIR)
+    except FileExistsError:
+        if not os.path.isdir(path):
+            raise
 
 
 def atomic_write(path: str, data: str | bytes, durable: bool = True) -> None:
@@ -20,7 +41,7 @@ def atomic_write(path: str, data: str | bytes, durable: bool = True) -> None:
     payload = data.encode("utf-8") if isinstance(data, str) else data
     directory = os.path.dirname(path) or "."
     temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
@@ -39,7 +60,7 @@ def atomic_write(path: str, data: str | bytes, durable: bool = True) -> None:
 def create_exclusive(path: str, data: str) -> bool:
     """Write ``data`` to a new file; False when ``path`` already exists."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
     except FileExistsError:
         return False
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -94,7 +115,7 @@ def _flock(lock_path: str, timeout: float) -> Callable[[], object]:
     import fcntl
     import time
 
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
     deadline = time.monotonic() + timeout
     try:
         while True:
@@ -143,7 +164,7 @@ def append_text(path: str, text: str) -> None:
     """
     payload = text.encode("utf-8")
     # O_NONBLOCK: a FIFO in the file's place fails here at once instead of waiting for a reader
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, PRIVATE_FILE)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(22, "not a regular file", path)

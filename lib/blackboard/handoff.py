@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 
 from .clock import epoch_seconds, format_utc, now_iso
-from .fsutil import atomic_write, file_lock, read_head, refuse_links
+from .fsutil import atomic_write, file_lock, make_dirs, read_head, refuse_links
 from .ids import is_session_id
 from .ledger import Ledger, merge
 from .paths import PathResolver
@@ -200,7 +200,7 @@ def read_handoff(path: str) -> tuple[dict[str, object], str] | None:
 def write_session_handoff(resolver: PathResolver, session_id: str, text: str, durable: bool = True) -> None:
     """Write ``handoff-{id}.md`` (``durable=False``: a draft, rebuilt from the board if a power loss takes it)."""
     refuse_links(resolver.root, resolver.get_handoff_dir())
-    os.makedirs(resolver.get_handoff_dir(), exist_ok=True)
+    make_dirs(resolver.get_handoff_dir())
     atomic_write(resolver.handoff_path(session_id), text, durable)
 
 
@@ -240,7 +240,7 @@ def publish_latest(resolver: PathResolver, text: str) -> bool:
     """
     path = resolver.latest_handoff_path()
     refuse_links(resolver.root, resolver.get_handoff_dir())
-    os.makedirs(resolver.get_handoff_dir(), exist_ok=True)
+    make_dirs(resolver.get_handoff_dir())
     fields, body = split_front_matter(text)
     fields["published"] = now_iso()
     fields.pop("clock_ahead", None)

@@ -20,6 +20,7 @@ from .fsutil import (
     MAX_WHOLE_READ,
     atomic_write,
     file_lock,
+    make_dirs,
     open_regular,
     read_bounded,
     read_json_object,
@@ -97,7 +98,7 @@ def migrate_if_needed(resolver: PathResolver, cwd: str, home: str) -> list[Plann
 
 def _migrate_source(resolver: PathResolver, source: str, legacy_dir: str) -> list[PlannedMove]:
     refuse_links(resolver.root, legacy_dir)
-    os.makedirs(legacy_dir, exist_ok=True)
+    make_dirs(legacy_dir)
     with file_lock(os.path.join(legacy_dir, MANIFEST)):
         files = legacy_files(source)  # re-check: another session may have migrated meanwhile
         if not files:
@@ -153,12 +154,12 @@ def _import_copy(resolver: PathResolver, folder: str, legacy_dir: str) -> list[P
     simply done again; mnemonic's files are only read.
     """
     refuse_links(resolver.root, legacy_dir)
-    os.makedirs(legacy_dir, exist_ok=True)
+    make_dirs(legacy_dir)
     with file_lock(os.path.join(legacy_dir, MANIFEST)):
         if _imported(legacy_dir, folder):  # re-check: another session may have imported meanwhile
             return []
         destination = resolver.legacy_copy_dir(legacy_dir, folder)
-        os.makedirs(destination, exist_ok=True)
+        make_dirs(destination)
         records: list[dict[str, object]] = []
         copies = []
         for path in legacy_files(folder):

@@ -11,7 +11,7 @@ from collections.abc import Container
 
 from .clock import format_utc
 from .errors import BlackboardError
-from .fsutil import create_exclusive, read_json_object, refuse_links
+from .fsutil import create_exclusive, make_dirs, read_json_object, refuse_links
 from .ids import is_session_id
 from .meta import Meta, read_meta
 from .paths import META_FILE, TRASH_PREFIX, PathResolver
@@ -136,7 +136,7 @@ def mark_active(resolver: PathResolver, session_id: str) -> None:
 
 def _mark(resolver: PathResolver, marker: str) -> None:
     refuse_links(resolver.root, os.path.dirname(marker))
-    os.makedirs(os.path.dirname(marker), exist_ok=True)
+    make_dirs(os.path.dirname(marker))
     create_exclusive(marker, "")
 
 

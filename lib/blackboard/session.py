@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from . import handoff, settings, summary
 from .clock import now_iso
 from .errors import BlackboardError
-from .fsutil import file_lock, refuse_links
+from .fsutil import file_lock, make_dirs, refuse_links
 from .gitinfo import resolve_head
 from .ids import optional_str
 from .meta import ACTIVE, ENDED, Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
@@ -66,7 +66,7 @@ def _create(
 ) -> None:
     # The three board files appear with their first entry (entries.append): creating files is
     # most of what a SessionStart costs on some file systems, and many sessions never write.
-    os.makedirs(resolver.get_session_blackboard_dir(session_id), exist_ok=True)
+    make_dirs(resolver.get_session_blackboard_dir(session_id))
     cwd = payload.get("cwd")
     meta = new_meta(
         session_id,

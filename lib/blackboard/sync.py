@@ -28,6 +28,7 @@ from .fsutil import (
     create_exclusive,
     file_lock,
     json_object,
+    make_dirs,
     read_bounded,
     read_json_object,
     refuse_links,
@@ -74,7 +75,7 @@ def enable(resolver: PathResolver, remote: str | None, environ: Mapping[str, str
         # a path relative to the checkout, as git reads it there; every process must find the same one
         url = os.path.normpath(os.path.join(resolver.project.toplevel or os.getcwd(), os.path.expanduser(url)))
     refuse_links(resolver.root, resolver.sync_dir)
-    os.makedirs(resolver.sync_dir, exist_ok=True)
+    make_dirs(resolver.sync_dir)
     Store(resolver.sync_repo, environ).ensure()
     atomic_write(resolver.sync_file("config.json"), json.dumps({"remote": url, "ref": remote_ref(resolver)}) + "\n")
     return url
@@ -555,10 +556,10 @@ def _move_in(resolver: PathResolver, session_id: str, files: dict[str, bytes | N
     refuse_links(resolver.root, target)
     if os.path.lexists(incoming):  # left by a process of the same pid that died half-way
         _remove_tree(incoming)
-    os.makedirs(incoming)
+    make_dirs(incoming)
     for name, data in files.items():
         atomic_write(os.path.join(incoming, name), data or b"")
-    os.makedirs(resolver.sessions_dir, exist_ok=True)
+    make_dirs(resolver.sessions_dir)
     if os.path.isdir(target):  # a newer copy of a session imported before: set the old one aside first
         old = resolver.trash_dir(session_id, os.getpid())
         os.rename(target, old)
@@ -929,5 +930,5 @@ def record_removal(resolver: PathResolver, session_id: str) -> None:
     if not os.path.isdir(resolver.sync_dir) or not is_session_id(session_id):
         return
     refuse_links(resolver.root, resolver.sync_removed_dir)
-    os.makedirs(resolver.sync_removed_dir, exist_ok=True)
+    make_dirs(resolver.sync_removed_dir)
     create_exclusive(resolver.sync_removed_marker(session_id), "")

@@ -409,7 +409,6 @@ def test_the_callers_git_variables_are_ignored(
         "GIT_INDEX_FILE",
         "GIT_OBJECT_DIRECTORY",
         "GIT_CONFIG",
-        "GIT_CONFIG_GLOBAL",
         "GIT_CONFIG_PARAMETERS",
         "GIT_CONFIG_COUNT",
         "GIT_SSH",
@@ -431,6 +430,24 @@ def test_git_environment_drops_what_could_steer_git(name: str) -> None:
     env = changes.git_environment({"PATH": "/usr/bin", "HOME": "/h", name: "/hostile"})
     assert name not in env
     assert "/hostile" not in env.values()
+
+
+def test_the_persons_own_global_config_is_read_yet_names_no_program_that_runs(
+    project: Path, start: str, git_env: dict, environ: dict, tmp_path: Path
+) -> None:
+    """GIT_CONFIG_GLOBAL and XDG_CONFIG_HOME are kept (a person's global excludes live there), never obeyed blindly."""
+    marker = tmp_path / "ran"
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\ncat\n")
+    script.chmod(0o755)
+    global_config = tmp_path / "global.gitconfig"
+    global_config.write_text(f'[core]\n\tfsmonitor = {script}\n[filter "g"]\n\tclean = {script}\n')
+    (project / ".gitattributes").write_text("* filter=g\n")
+    replay(project, git_env)
+    os.utime(project / "util.py", (1, 1))
+    found = changes.since(str(project), start, STARTED, {**environ, "GIT_CONFIG_GLOBAL": str(global_config)})
+    assert not marker.exists()
+    assert found.uncommitted is not None
 
 
 def test_git_environment_keeps_the_basics_and_never_prompts() -> None:

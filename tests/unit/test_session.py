@@ -148,3 +148,19 @@ def test_a_stop_straddling_the_end_leaves_the_final_handoff(resolver: PathResolv
     session.checkpoint(resolver, "s1")
     fields, _ = handoff.read_handoff(resolver.handoff_path("s1")) or ({}, "")
     assert fields["status"] == "ended"
+
+
+def test_boards_and_handoffs_are_private_whatever_the_umask(resolver: PathResolver, root: Path) -> None:
+    """Files 0600 and folders 0700, even with a umask that takes nothing away."""
+    old = os.umask(0)
+    try:
+        session.start(resolver, "s1", "startup", {})
+        board.Board(resolver, "s1").note("a finding", "main")
+        board.Board(resolver, "s1").add_task("a task", "main")
+        session.end(resolver, "s1", "other")
+    finally:
+        os.umask(old)
+    made = [p for p in root.rglob("*")]
+    assert made
+    loose = [(str(p), oct(p.stat().st_mode & 0o777)) for p in made if p.stat().st_mode & 0o077]
+    assert loose == []
