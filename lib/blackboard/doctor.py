@@ -76,6 +76,15 @@ def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: 
     limit, host = settings.abandon_after(environ), settings.host(environ)
     for entry in list_sessions(resolver):
         where = f"{resolver.project.org}/{resolver.project.name} session {entry.session_id}"
+        links = _links_in(entry.directory)
+        for name in links:
+            problem = (
+                f"{os.path.join(entry.directory, name)} is a symbolic link; nothing is read or written through one"
+            )
+            fix = f"blackboard doctor --fix moves the link (not what it points to) to {resolver.strays_dir}"
+            findings.append(Finding(problem, fix, repair and _move_link(resolver, entry.directory, name)))
+        if links:
+            continue  # the rest of its checks would read through the link
         if is_set_aside(entry.session_id):
             findings += _check_set_aside(resolver, entry)
             continue
@@ -106,6 +115,25 @@ def _check_set_aside(resolver: PathResolver, entry: SessionEntry) -> List[Findin
     home = resolver.get_session_blackboard_dir(session_id_of(entry.session_id))
     problem = f"{entry.directory} holds a session that resumed while a cleanup removed it"
     return [Finding(problem, f"compare it with {home} and keep the board you want under that name")]
+
+
+def _links_in(directory: str) -> List[str]:
+    """The names in a session's folder that are symbolic links."""
+    try:
+        return sorted(e.name for e in os.scandir(directory) if e.is_symlink())
+    except OSError:
+        return []
+
+
+def _move_link(resolver: PathResolver, directory: str, name: str) -> bool:
+    """Set a link found in a session's folder aside in ``_strays``; the file it points to is never touched."""
+    make_dirs(resolver.strays_dir)
+    target, n = os.path.join(resolver.strays_dir, f"{os.path.basename(directory)}-{name}"), 1
+    while os.path.lexists(target):
+        n += 1
+        target = os.path.join(resolver.strays_dir, f"{os.path.basename(directory)}-{name}.{n}")
+    os.rename(os.path.join(directory, name), target)
+    return True
 
 
 def _move_stray(resolver: PathResolver, name: str) -> bool:
@@ -170,7 +198,8 @@ def _check_leftovers(root: str, repair: bool) -> List[Finding]:
             dirnames[:] = []
             continue
         links = [name for name in dirnames + filenames if os.path.islink(os.path.join(dirpath, name))]
-        for name in links:
+        in_a_session = os.path.basename(os.path.dirname(dirpath)) == "sessions"  # _check_sessions names those
+        for name in [] if in_a_session else links:
             path = os.path.join(dirpath, name)
             problem = f"{path} is a symbolic link; nothing under the root is read or written through one"
             findings.append(Finding(problem, "remove the link, or move what it points to into its place"))

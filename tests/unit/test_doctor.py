@@ -226,3 +226,23 @@ def test_an_unreadable_block_is_named_by_doctor_and_the_handoff(resolver: PathRe
     text = Path(resolver.handoff_path("s1")).read_text()
     assert "## Unreadable blocks" in text
     assert "active-tasks.md line" in text
+
+
+def test_a_board_file_replaced_by_a_link_is_named_and_set_aside_and_its_target_kept(
+    resolver: PathResolver, root: Path, tmp_path: Path
+) -> None:
+    session.start(resolver, "s1", "startup", {})
+    board.Board(resolver, "s1").note("hi", "main")
+    target = tmp_path / "elsewhere.md"
+    target.write_text("not the board's")
+    notes = Path(resolver.board_file("s1", "notes"))
+    notes.unlink()
+    notes.symlink_to(target)
+
+    problems = [f.problem for f in _problems(root)]
+    assert problems == [f"{notes} is a symbolic link; nothing is read or written through one"]
+
+    assert all(f.fixed for f in _problems(root, repair=True))
+    assert _problems(root) == []
+    assert not os.path.lexists(notes) and target.read_text() == "not the board's"
+    assert (Path(resolver.strays_dir) / "s1-session-notes.md").is_symlink()
