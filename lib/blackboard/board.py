@@ -12,7 +12,7 @@ from .entries import Entry
 from .errors import BlackboardError
 from .fsutil import read_text, refuse_links
 from .ids import validate_session_id
-from .ledger import Item, Ledger, board_key
+from .ledger import CLOSED_STATUSES, Item, Ledger, board_key
 from .meta import Meta, read_meta, read_meta_or_none, update_meta
 from .paths import BOARD_FILES, PathResolver
 from .registry import active_session_ids, find_owner, last_active, list_sessions
@@ -183,7 +183,7 @@ class Board:
 
 def _refuse_closed(task_id: str, task: Entry) -> None:
     status = task.fields.get("status")
-    if status in ("done", "dropped"):
+    if status in CLOSED_STATUSES:
         raise BlackboardError(f"task {task_id} is already {status}")
 
 

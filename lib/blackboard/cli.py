@@ -19,7 +19,7 @@ from .approve import OPTION
 from .board import Board, locate
 from .entries import Entry
 from .errors import BlackboardError
-from .ledger import Item
+from .ledger import CLOSED_STATUSES, Item
 from .meta import STATUSES
 from .paths import PathResolver
 from .redact import redact
@@ -251,7 +251,7 @@ def task_list(show_all: bool) -> None:
     """List open and claimed tasks (all with --all), then open work carried from earlier sessions."""
     board = _board()
     tasks, problems = board.entries("tasks")
-    shown = [t for t in tasks if show_all or t.fields.get("status") not in ("done", "dropped")]
+    shown = [t for t in tasks if show_all or t.fields.get("status") not in CLOSED_STATUSES]
     carried = board.carried()
     lines = [_task_line(t) for t in shown] + [_carried_line(item) for item in carried]
     data = {
@@ -266,7 +266,7 @@ def task_list(show_all: bool) -> None:
 def _task_line(task: Entry) -> str:
     status = task.fields.get("status", "open")
     who = task.fields.get("claimed_by")
-    suffix = f" [{who}]" if who and status not in ("done", "dropped") else ""
+    suffix = f" [{who}]" if who and status not in CLOSED_STATUSES else ""
     origin = task.fields.get("origin")
     carried = f" (carried: {origin})" if origin else ""
     return f"{task.id:<5} {status:<8} {task.body.splitlines()[0] if task.body else ''}{suffix}{carried}"

@@ -11,7 +11,7 @@ import re
 from . import entries
 from .entries import Entry
 from .ids import is_session_id
-from .ledger import Item, Ledger
+from .ledger import CLOSED_STATUSES, Item, Ledger
 from .meta import read_meta_or_none
 from .paths import BOARD_FILES, PathResolver
 from .redact import redact_prefix
@@ -26,7 +26,6 @@ TITLES = {
     "context": "Shared context",
     "notes": "Notes, newest first",
 }
-CLOSED = ("done", "dropped")
 ACTIVE_HEADING = "## Sessions still active in this project"
 _NOTE_NUMBER = r"n(\d+)"
 
@@ -75,8 +74,8 @@ def board_state(resolver: PathResolver, session_id: str) -> BoardState:
 
 def split_tasks(tasks: list[Entry]) -> tuple[list[Entry], list[Entry]]:
     """``(open or claimed, done or dropped)``."""
-    closed = [t for t in tasks if t.fields.get("status") in CLOSED]
-    return [t for t in tasks if t.fields.get("status") not in CLOSED], closed
+    closed = [t for t in tasks if t.fields.get("status") in CLOSED_STATUSES]
+    return [t for t in tasks if t.fields.get("status") not in CLOSED_STATUSES], closed
 
 
 def render_sections(state: BoardState, sections: tuple[str, ...]) -> str:
@@ -95,7 +94,7 @@ def render_sections(state: BoardState, sections: tuple[str, ...]) -> str:
 
 def _task_line(task: Entry) -> str:
     who, status = task.fields.get("claimed_by"), task.fields.get("status")
-    if status in CLOSED:
+    if status in CLOSED_STATUSES:
         reason = task.fields.get("drop_reason")
         claim = f" — dropped: {inline(reason)}" if status == "dropped" else " — done"
     else:
@@ -201,7 +200,12 @@ def open_section(ledger: Ledger, session_id: str) -> str:
     lines = [bullet(open_line(item, session_id)) for item in ledger.open]
     if ledger.cut:
         lines.append(bullet(f"… and {ledger.cut} older open items beyond what a handoff carries"))
-    return f"## {OPEN_WORK}\n\n" + ("\n".join(lines) if lines else "_none_") + "\n\n"
+    return section(OPEN_WORK, lines)
+
+
+def section(title: str, lines: list[str]) -> str:
+    """A handoff's ``## title`` section of list items, ``_none_`` when it has none."""
+    return f"## {title}\n\n" + ("\n".join(lines) if lines else "_none_") + "\n\n"
 
 
 def open_line(item: Item, session_id: str) -> str:

@@ -63,7 +63,7 @@ def abandon_after(environ: Mapping[str, str] = os.environ) -> float:
 
 def auto_allow(environ: Mapping[str, str] = os.environ) -> bool:
     """``$BLACKBOARD_AUTO_ALLOW``: approve plain board commands without asking (default on; ``0`` turns it off)."""
-    return environ.get("BLACKBOARD_AUTO_ALLOW", "1").strip().lower() not in ("0", "false", "no", "off")
+    return _flag(environ, "BLACKBOARD_AUTO_ALLOW")
 
 
 def author(explicit: str | None, environ: Mapping[str, str] = os.environ) -> str:
@@ -97,9 +97,14 @@ class DigestSources:
 
 def digest_sources(environ: Mapping[str, str] = os.environ) -> DigestSources:
     """``$BLACKBOARD_DIGEST`` (default on; ``0`` turns capture off) and ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    enabled = environ.get("BLACKBOARD_DIGEST", "1").strip().lower() not in ("0", "false", "no", "off")
+    enabled = _flag(environ, "BLACKBOARD_DIGEST")
     config = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
     return DigestSources(enabled, os.path.abspath(os.path.expanduser(config)))
+
+
+def _flag(environ: Mapping[str, str], name: str) -> bool:
+    """A setting that is on unless ``0``, ``false``, ``no`` or ``off``."""
+    return environ.get(name, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def _int(environ: Mapping[str, str], name: str, default: int) -> int:

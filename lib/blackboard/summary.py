@@ -31,6 +31,7 @@ from .render import (
     inline,
     open_section,
     render_sections,
+    section,
     split_tasks,
     unreadable_section,
 )
@@ -214,13 +215,13 @@ def asked_section(digest: Digest) -> str:
     for offset, prompt in enumerate(digest.latest_prompts):
         number = count - len(digest.latest_prompts) + offset + 1
         lines.append(bullet(f"request {number} of {count}{where}: {_cut(prompt, MAX_PROMPT_SHOWN)}"))
-    return _section(ASKED, lines)
+    return section(ASKED, lines)
 
 
 def stopped_section(digest: Digest) -> str:
     message = _cut(digest.last_message, MAX_MESSAGE_SHOWN)
     where = "the transcript" if digest.message_source == "transcript" else "the Stop hook"
-    return _section(STOPPED, [bullet(f"last assistant message ({where}): {message}")] if message else [])
+    return section(STOPPED, [bullet(f"last assistant message ({where}): {message}")] if message else [])
 
 
 def changed_section(digest: Digest, changes: Changes | None) -> str:
@@ -232,7 +233,7 @@ def changed_section(digest: Digest, changes: Changes | None) -> str:
         lines.append(bullet(f"… and {digest.more_files} more files, each edited less"))
     if changes is None:
         lines.append(bullet("commits and uncommitted files: counted when the session ends"))
-        return _section(CHANGED, lines)
+        return section(CHANGED, lines)
     lines += [bullet(f"commit `{sha}` {inline(redact(subject), 200)}") for sha, subject in changes.commits]
     if changes.more_commits:
         lines.append(bullet(f"… and more commits (`git log {len(changes.commits)}..`)"))
@@ -242,11 +243,7 @@ def changed_section(digest: Digest, changes: Changes | None) -> str:
         )
     if changes.problem:
         lines.append(bullet(f"git: {inline(changes.problem, 120)}"))
-    return _section(CHANGED, lines)
-
-
-def _section(title: str, lines: list[str]) -> str:
-    return f"## {title}\n\n" + ("\n".join(lines) if lines else "_none_") + "\n\n"
+    return section(CHANGED, lines)
 
 
 def redact_fields(fields: dict[str, object]) -> dict[str, object]:
