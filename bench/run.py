@@ -601,7 +601,7 @@ def sync_rounds(
     resolver_a = PathResolver(env_a["BLACKBOARD_ROOT"], identify_project(str(clone_a)))
     fill(resolver_a, 10_000, host="bench-a")
     for machine_env, clone in ((env_a, clone_a), (env_b, clone_b)):  # A pushes 10 000 sessions, B imports them
-        run_cli(blackboard, machine_env, clone, "sync", "enable")
+        run_cli(blackboard, machine_env, clone, "sync", "enable", "--yes")
         run_cli(blackboard, machine_env, clone, "sync")
     project = {"org": resolver_a.project.org, "project": resolver_a.project.name}
     hook_round = [python, "-I", "-S", str(REPO / "hooks" / "launch.py"), "sync"]  # as sync.start_background_round
@@ -683,10 +683,10 @@ def session_starts(hook: List[str], blackboard: List[str], env: Dict[str, str], 
     url = f"file://{remote}"
     env_c, clone_c = machine(work, "bench-c", url, env)
     fill(PathResolver(env_c["BLACKBOARD_ROOT"], identify_project(str(clone_c))), 100, host="bench-c")
-    run_cli(blackboard, env_c, clone_c, "sync", "enable")
+    run_cli(blackboard, env_c, clone_c, "sync", "enable", "--yes")
     run_cli(blackboard, env_c, clone_c, "sync")
     synced, clone = machine(work, "bench-d", url, env)
-    run_cli(blackboard, synced, clone, "sync", "enable")
+    run_cli(blackboard, synced, clone, "sync", "enable", "--yes")
     run_cli(blackboard, synced, clone, "sync")  # imports the 100 sessions
     plain = dict(synced, BLACKBOARD_ROOT=str(work / "bench-d" / "root-plain"))
     fill(PathResolver(plain["BLACKBOARD_ROOT"], identify_project(str(clone))), 100, host="bench-c")

@@ -536,14 +536,26 @@ def sync(ctx: click.Context) -> None:
 
 @sync.command("enable")
 @click.option("--remote", metavar="URL", help="The git remote to sync through (default: the project's origin).")
+@click.option("--yes", is_flag=True, help="Do not ask before turning sync on.")
 @GLOBAL
-def sync_enable(remote: Optional[str]) -> None:
+def sync_enable(remote: Optional[str], yes: bool) -> None:
     """Turn sync on for this project: sessions travel through a ref of its git remote."""
     from . import sync as syncing
 
     resolver = _here()
-    url = syncing.enable(resolver, remote, os.environ)
+    url = syncing.remote_url(resolver, remote)
     ref = syncing.remote_ref(resolver)
+    click.echo(f"blackboard: sync sends this project's ended sessions to {redact(url)} ({ref}).", err=True)
+    click.echo(f"blackboard: {syncing.readers_warning(url)}.", err=True)
+    if not yes:
+        try:
+            agreed = click.confirm("Turn sync on?", default=False, err=True)
+        except click.Abort:  # no answer: standard input was empty or closed
+            click.echo(err=True)  # end the question's line
+            agreed = False
+        if not agreed:
+            raise BlackboardError("sync stays off: it turns on when the question is answered y, or with --yes")
+    syncing.enable(resolver, url, os.environ)
     _emit({"remote": redact(url), "ref": ref}, f"sync on: {redact(url)} ({ref}); run `blackboard sync` to sync now")
 
 
@@ -567,7 +579,7 @@ def sync_status() -> None:
     if not info["enabled"]:
         _emit(info, "sync is off for this project (blackboard sync enable [--remote URL])")
         return
-    lines = [f"remote: {info['remote']} ({info['ref']})"]
+    lines = [f"remote: {info['remote']} ({info['ref']})", str(info["readers"])]
     for step in ("last_fetch", "last_push"):
         record = info[step]
         if isinstance(record, dict):

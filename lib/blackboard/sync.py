@@ -64,8 +64,8 @@ def enabled(resolver: PathResolver) -> bool:
     return os.path.isfile(resolver.sync_file("config.json"))
 
 
-def enable(resolver: PathResolver, remote: str | None, environ: Mapping[str, str]) -> str:
-    """Turn sync on, to ``remote`` or the project's ``origin``; returns the remote."""
+def remote_url(resolver: PathResolver, remote: str | None) -> str:
+    """The remote sync would use: ``remote`` or the project's ``origin``, a relative path made absolute."""
     url = remote or resolver.project.remote
     if not url:
         raise BlackboardError("this project has no origin remote; name one: blackboard sync enable --remote URL")
@@ -74,6 +74,17 @@ def enable(resolver: PathResolver, remote: str | None, environ: Mapping[str, str
     if url.startswith((".", "~")) or ("://" not in url and ":" not in url.split("/")[0] and not url.startswith("/")):
         # a path relative to the checkout, as git reads it there; every process must find the same one
         url = os.path.normpath(os.path.join(resolver.project.toplevel or os.getcwd(), os.path.expanduser(url)))
+    return url
+
+
+def readers_warning(url: str) -> str:
+    """What turning sync on means, said before it is turned on and in every status."""
+    return f"anyone who can read {redact(url)} can read this project's synced boards (secrets redacted)"
+
+
+def enable(resolver: PathResolver, remote: str | None, environ: Mapping[str, str]) -> str:
+    """Turn sync on, to ``remote`` or the project's ``origin``; returns the remote."""
+    url = remote_url(resolver, remote)
     refuse_links(resolver.root, resolver.sync_dir)
     make_dirs(resolver.sync_dir)
     Store(resolver.sync_repo, environ).ensure()
@@ -912,6 +923,7 @@ def status(resolver: PathResolver) -> dict[str, object]:
     return {
         "enabled": True,
         "remote": redact(config["remote"]),
+        "readers": readers_warning(config["remote"]),
         "ref": config["ref"],
         "last_fetch": recorded.get("fetch"),
         "last_push": recorded.get("push"),

@@ -97,7 +97,7 @@ def test_a_note_from_alphas_session_is_the_context_of_betas_next_session(
     machines: Dict[str, Machine] = {n: Machine(tmp_path / "machines", n, remote, hook_venv) for n in ("alpha", "beta")}
     alpha, beta = machines["alpha"], machines["beta"]
     for machine in (alpha, beta):
-        machine.cli("sync", "enable")
+        machine.cli("sync", "enable", "--yes")
 
     # alpha: a real session whose agent takes a note, then one foreground round that makes sure it was pushed
     model.add(bash(f'blackboard note "{NOTE}"'), text("noted"))

@@ -91,7 +91,7 @@ def machines(tmp_path: Path, remote: Path, hook_venv: Path):
         made = [Machine(tmp_path, f"host{i}", url or f"file://{remote}", hook_venv) for i in range(count)]
         for machine in made:
             if enable:
-                machine.cli("sync", "enable")
+                machine.cli("sync", "enable", "--yes")
         return made
 
     return make
@@ -291,7 +291,7 @@ def test_no_secret_from_the_corpus_reaches_the_remote(machines, remote: Path) ->
 
 def test_an_unreachable_remote_costs_session_start_nothing_but_a_status_line(machines, tmp_path: Path) -> None:
     (alpha,) = machines(1)
-    alpha.cli("sync", "enable", "--remote", f"file://{tmp_path}/nowhere.git")
+    alpha.cli("sync", "enable", "--yes", "--remote", f"file://{tmp_path}/nowhere.git")
     started = time.monotonic()
     proc = alpha.hook("SessionStart", "a1", source="startup")
     assert time.monotonic() - started < 1.5 + 1.0
@@ -336,7 +336,7 @@ def hanging_server():
 
 def test_a_hanging_remote_is_cut_off_at_the_bound(machines, hanging_server: int) -> None:
     (alpha,) = machines(1)
-    alpha.cli("sync", "enable", "--remote", f"git://127.0.0.1:{hanging_server}/widget.git")
+    alpha.cli("sync", "enable", "--yes", "--remote", f"git://127.0.0.1:{hanging_server}/widget.git")
     alpha.env["BLACKBOARD_SYNC_TIMEOUT"] = "1.0"
     started = time.monotonic()
     proc = alpha.hook("SessionStart", "a1", source="startup")
@@ -456,7 +456,7 @@ def _handoff(session_id: str, note: str) -> bytes:
 
 def test_a_hostile_remote_writes_nothing_outside_the_root(machines, remote: Path, tmp_path: Path) -> None:
     (alpha,) = machines(1)
-    enabled = json.loads(alpha.cli("sync", "enable", "--json").stdout)
+    enabled = json.loads(alpha.cli("sync", "enable", "--yes", "--json").stdout)
     org, project = enabled["ref"].split("/")[2:4]
     secret = tmp_path / "outside-secret.txt"
     secret.write_text("private bytes outside the root")
@@ -555,3 +555,34 @@ def test_open_work_travels_and_is_closed_everywhere_once_done_on_one_machine(mac
     told = beta.context("b2")
     assert "fix the cache race" not in open_work_section(told)
     assert "document the lock" in open_work_section(told)
+
+
+def test_sync_enable_names_the_remote_and_its_readers_and_asks_first(machines, remote: Path) -> None:
+    (alpha,) = machines(1, enable=False)
+    url = f"file://{remote}"
+
+    def enable(answer: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [LAUNCHER, "sync", "enable", *args],
+            cwd=alpha.clone,
+            env=alpha.env,
+            input=answer,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    for answer in ("", "n\n"):  # no answer (an agent's empty stdin), and a no
+        refused = enable(answer)
+        assert refused.returncode == 1
+        assert f"sends this project's ended sessions to {url}" in refused.stderr
+        assert f"anyone who can read {url} can read this project's synced boards" in refused.stderr
+        assert refused.stderr.strip().splitlines()[-1].startswith("blackboard: error: sync stays off")
+        assert "sync is off" in alpha.cli("sync", "status").stdout
+
+    assert enable("y\n").returncode == 0
+    status = alpha.cli("sync", "status").stdout
+    assert f"anyone who can read {url} can read this project's synced boards (secrets redacted)" in status
+    assert alpha.status()["readers"].startswith("anyone who can read")
+    alpha.cli("sync", "disable")
+    assert enable("", "--yes").returncode == 0
