@@ -551,8 +551,9 @@ def sync_enable(remote: Optional[str], yes: bool) -> None:
         try:
             agreed = click.confirm("Turn sync on?", default=False, err=True)
         except click.Abort:  # no answer: standard input was empty or closed
-            click.echo(err=True)  # end the question's line
             agreed = False
+        if not sys.stdin.isatty():
+            click.echo(err=True)  # end the question's line, which no terminal ended
         if not agreed:
             raise BlackboardError("sync stays off: it turns on when the question is answered y, or with --yes")
     syncing.enable(resolver, url, os.environ)
