@@ -53,6 +53,10 @@ MAX_ACTIVE_RECORDS = 50
 MAX_REFUSALS = 50  # lines of one round's refusals, and of those ``sync status`` keeps
 PUSH_ATTEMPTS = 6
 ROUND_SECONDS = 300.0
+# A remote on this machine (a path, ``file://``) is served by a git started here, in that
+# repository: it would run that repository's hooks and configured commands as this user.
+# Its side runs with none: no hooks, and no command to list an alternate's refs.
+LOCAL_SIDE = "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true"
 Progress = Callable[[str], None]
 
 
@@ -104,6 +108,13 @@ def disable(resolver: PathResolver) -> bool:
 def _usable_remote(url: str) -> bool:
     """Nothing git could take for an option (``--upload-pack=…``), and one line."""
     return bool(url) and not url.startswith("-") and not any(c in url for c in "\0\n\r")
+
+
+def _served_by(program: str, url: str) -> list[str]:
+    """The option that runs a local remote's ``program`` (upload-pack, receive-pack) as ``LOCAL_SIDE``."""
+    if not url.startswith(("/", "file://")):
+        return []  # the remote's own server runs its side, with its own rules
+    return [f"--{program}={LOCAL_SIDE} {program}"]
 
 
 def remote_ref(resolver: PathResolver) -> str:
@@ -207,7 +218,12 @@ class Fetch:
         self.store = Store(resolver.sync_repo, environ)
         self.store.ensure()
         self.probe = probe
-        probing = ["ls-remote", self.config["remote"], self.config["ref"]]
+        probing = [
+            "ls-remote",
+            *_served_by("upload-pack", self.config["remote"]),
+            self.config["remote"],
+            self.config["ref"],
+        ]
         self.proc = self.store.spawn(probing if probe else self._args())
         self.record_up_to_date = True  # SessionStart leaves that to the round it starts: one write less
 
@@ -229,7 +245,15 @@ class Fetch:
         return listed
 
     def _args(self) -> list[str]:
-        return ["fetch", "--no-tags", "--quiet", self.config["remote"], f"+{self.config['ref']}:{FETCHED}"]
+        remote = self.config["remote"]
+        return [
+            "fetch",
+            "--no-tags",
+            "--quiet",
+            *_served_by("upload-pack", remote),
+            remote,
+            f"+{self.config['ref']}:{FETCHED}",
+        ]
 
     def _listed(self, deadline: float) -> str:
         """The remote's commit as ``ls-remote`` saw it; without a probe, as the fetch brought it."""
@@ -818,7 +842,10 @@ def _push(
     try:
         commit = fetch.store.commit(BUILT, base, message, who, out.changes)
         spec = f"{commit}:{fetch.config['ref']}"
-        pushing = fetch.store.spawn(["push", "--porcelain", "--quiet", fetch.config["remote"], spec])
+        remote = fetch.config["remote"]
+        pushing = fetch.store.spawn(
+            ["push", "--porcelain", "--quiet", *_served_by("receive-pack", remote), remote, spec]
+        )
         fetch.store.finish(pushing, None, deadline)
     except GitFailed as exc:
         # `--porcelain` puts one line per ref on stdout; "!" means it was refused, and for a

@@ -586,3 +586,33 @@ def test_sync_enable_names_the_remote_and_its_readers_and_asks_first(machines, r
     assert alpha.status()["readers"].startswith("anyone who can read")
     alpha.cli("sync", "disable")
     assert enable("", "--yes").returncode == 0
+
+
+@pytest.mark.parametrize("url_form", ["file://{}", "{}"])
+def test_nothing_of_a_local_remote_is_run_here(machines, remote: Path, tmp_path: Path, url_form: str) -> None:
+    """A remote on this machine is a repository like any other: its hooks and commands never run."""
+    ran = tmp_path / "ran"
+    ran.mkdir()
+    hostile = tmp_path / "hostile-hooks"
+    hostile.mkdir()
+    names = ["pre-receive", "update", "post-receive", "post-update", "reference-transaction", "proc-receive"]
+    names += ["push-to-checkout", "pre-auto-gc"]
+    for folder in (remote / "hooks", hostile):
+        for name in names:
+            hook = folder / name
+            hook.write_text(f"#!/bin/sh\ntouch {ran}/{folder.name}-{name}\nexit 0\n")
+            hook.chmod(0o755)
+    _git("--git-dir", str(remote), "config", "core.alternateRefsCommand", f"touch {ran}/alternate-refs; true")
+    other = tmp_path / "other.git"
+    _git("init", "-q", "--bare", str(other))
+    (remote / "objects" / "info").mkdir(parents=True, exist_ok=True)
+    (remote / "objects" / "info" / "alternates").write_text(f"{other}/objects\n")
+    alpha, beta = machines(2, url=url_form.format(remote))
+    _git("--git-dir", str(remote), "config", "core.hooksPath", str(hostile))  # after the clones: theirs ran it
+    _git("--git-dir", str(remote), "config", "receive.autogc", "true")
+    alpha.session("a1", "alpha's finding")
+    alpha.cli("sync")
+    beta.cli("sync")
+    assert "alpha's finding" in beta.context("b1")
+    assert "sessions/a1/_meta.json" in _remote_tree(remote)
+    assert sorted(p.name for p in ran.iterdir()) == []
