@@ -132,7 +132,7 @@ def _background_sync(payload: dict[str, object], environ: Mapping[str, str]) -> 
         raise BlackboardError(f"sync: not a project: {org!r}/{name!r}")
     resolver = PathResolver(settings.root(environ), Project(org, name, None, "a background sync round"))
     if sync.enabled(resolver):
-        sync.sync_round(resolver, environ)
+        sync.background_round(resolver, environ)
 
 
 def _pre_tool_use(payload: dict[str, object], environ: Mapping[str, str]) -> str | None:

@@ -784,15 +784,46 @@ class Round:
         self.skipped: list[str] = []
 
 
+def background_round(resolver: PathResolver, environ: Mapping[str, str]) -> Round | None:
+    """A round a hook started, or None when another already waits for the running one.
+
+    At most one round runs and one waits: the waiting one reads this machine's changes
+    only once it runs, so it takes along whatever a round that found it waiting would have.
+    Behind a hung remote, ten sessions' ends leave two processes, not twenty.
+    """
+    refuse_links(resolver.root, resolver.sync_dir)
+    release_waiting = try_lock(resolver.sync_file("waiting"))
+    if release_waiting is None:
+        return None
+    return sync_round(resolver, environ, started=release_waiting)
+
+
+def round_waiting(resolver: PathResolver) -> bool:
+    """Whether a round already waits for the running one (then starting another is of no use)."""
+    release = try_lock(resolver.sync_file("waiting"))
+    if release is None:
+        return True
+    release()
+    return False
+
+
 def sync_round(
-    resolver: PathResolver, environ: Mapping[str, str], progress: Progress | None = None, seconds: float = ROUND_SECONDS
+    resolver: PathResolver,
+    environ: Mapping[str, str],
+    progress: Progress | None = None,
+    seconds: float = ROUND_SECONDS,
+    started: Callable[[], object] = lambda: None,
 ) -> Round:
-    """Fetch, import, and push this machine's changes until the push lands (one round at a time per project)."""
+    """Fetch, import, and push this machine's changes until the push lands (one round at a time per project).
+
+    ``started`` is called once the round may start: when no other round runs.
+    """
     say = progress or (lambda _: None)
     host = settings.host(environ)
     result = Round()
     refuse_links(resolver.root, resolver.sync_dir)
     with file_lock(resolver.sync_file("round"), timeout=seconds):
+        started()
         deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
         state = State.load(resolver)
         for _ in range(PUSH_ATTEMPTS):
@@ -921,6 +952,8 @@ def start_background_round(resolver: PathResolver, environ: Mapping[str, str]) -
 
     from .environment import PLUGIN_ROOT
 
+    if round_waiting(resolver):
+        return  # it takes this machine's changes along when it runs
     payload = json.dumps({"org": resolver.project.org, "project": resolver.project.name}).encode()
     launcher = os.path.join(PLUGIN_ROOT, "hooks", "launch.py")
     read_end, write_end = os.pipe()  # neither is inherited: the round gets read_end as its stdin only

@@ -616,3 +616,42 @@ def test_nothing_of_a_local_remote_is_run_here(machines, remote: Path, tmp_path:
     assert "alpha's finding" in beta.context("b1")
     assert "sessions/a1/_meta.json" in _remote_tree(remote)
     assert sorted(p.name for p in ran.iterdir()) == []
+
+
+def _rounds_of(machine: Machine) -> List[int]:
+    """The background sync rounds running for ``machine`` (by their command line and root)."""
+    mine = f"BLACKBOARD_ROOT={machine.root}".encode()
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(arg.endswith(b"launch.py") for arg in cmdline) and b"sync" in cmdline and mine in environ:
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="counts processes through /proc")
+def test_behind_a_busy_round_one_more_waits_and_takes_every_change(machines, remote: Path) -> None:
+    from blackboard.fsutil import file_lock
+
+    (alpha,) = machines(1)
+    alpha.session("warm", "the first session")  # the sync folder and its first round
+    alpha.cli("sync")
+    board = alpha.board()
+    with file_lock(str(board / "_sync" / "round"), timeout=30):  # a round that hangs on its remote
+        for i in range(10):
+            alpha.session(f"s{i}", f"finding number {i}")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not _rounds_of(alpha):
+            time.sleep(0.1)
+        time.sleep(1.0)  # any late starter has had time to show up
+        assert len(_rounds_of(alpha)) == 1  # one waits; the others saw it waiting and never started
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _rounds_of(alpha):
+        time.sleep(0.2)
+    assert not _rounds_of(alpha)
+    pushed = _remote_tree(remote)
+    assert all(f"sessions/s{i}/_meta.json" in pushed for i in range(10))
