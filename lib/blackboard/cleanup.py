@@ -186,7 +186,9 @@ def _remove_one(job: Tuple[Candidate, bool, bool]) -> Tuple[Optional[int], Optio
         if trash is None:
             return None, None
         session_id = session_id_of(candidate.session_id)
-        record_removal(candidate.resolver, session_id)  # before deleting: the next push carries the removal
+        if not os.path.lexists(candidate.resolver.get_session_blackboard_dir(session_id)):
+            # before deleting: the next push carries the removal; never for a copy left beside a live board
+            record_removal(candidate.resolver, session_id)
         # before the deleting, so a board started afresh meanwhile keeps the handoff it writes
         if (
             handoffs_ok

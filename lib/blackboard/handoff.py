@@ -17,6 +17,7 @@ from .clock import epoch_seconds, format_utc, now_iso
 from .fsutil import atomic_write, file_lock, make_dirs, read_head, refuse_links
 from .ids import is_session_id
 from .ledger import Ledger, merge
+from .meta import FINISHED
 from .paths import PathResolver
 from .render import OPEN_WORK, open_section, replace_section
 
@@ -31,6 +32,7 @@ FIELDS = (
     "parent_session_id",
     "git_branch",
     "host",
+    "generation",
 )
 MAX_HANDOFF_BYTES = 128 * 1024
 FRONT_MATTER_BYTES = 48 * 1024  # the rest of a handoff is its body
@@ -38,6 +40,7 @@ MAX_HANDOFF_READ = 512 * 1024
 MAX_PREVIOUS = 10
 CLOCK_SLACK_SECONDS = 300
 MAX_YAML_NESTING = 32
+MAX_GENERATION = 2**31  # a remote's larger number counts as this: it cannot pin the latest forever
 STRUCTURED = ("open_work", "closed_work", "asked", "changed")  # JSON lists or objects: the ledger and the digest
 
 
@@ -226,10 +229,42 @@ def ended_at(fields: Mapping[str, object]) -> float | None:
     return effective_end(fields)
 
 
-def _order(fields: Mapping[str, object]) -> tuple[float, str]:
-    """Newer handoffs sort higher; an ``ended`` that is not a timestamp sorts oldest."""
+def generation(fields: Mapping[str, object]) -> int:
+    """A handoff's place in the project's history: one more than the latest its machine knew when it ended.
+
+    Clocks cannot order handoffs across machines (one may run a day behind) nor across a
+    corrected clock (a session stamped a month ahead), but this can: a session that ended
+    after another's handoff reached its machine comes after it (docs/adr/0019-sync-through-git.md).
+    0 for a handoff without one (an older version's).
+    """
+    value = fields.get("generation")
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        return 0
+    return min(value, MAX_GENERATION)
+
+
+def next_generation(resolver: PathResolver, ended: float | None = None) -> int:
+    """The generation of a handoff this machine writes now: after the latest's.
+
+    ``ended``: a session found abandoned, which stopped at that time; it comes after the
+    latest only when it stopped after the latest ended, else it sits beside it and the
+    clock decides.
+    """
+    latest = read_handoff(resolver.latest_handoff_path())
+    if latest is None:
+        return 1
+    known, end = generation(latest[0]), ended_at(latest[0])
+    after = ended is None or end is None or ended > end
+    return min(known + 1, MAX_GENERATION) if after else known
+
+
+def order(fields: Mapping[str, object]) -> tuple[int, float, str]:
+    """Newer handoffs sort higher: by generation, then by when they ended (as far as this machine can tell).
+
+    An ``ended`` that is not a timestamp sorts oldest.
+    """
     end = effective_end(fields)
-    return (float("-inf") if end is None else end, str(fields.get("session_id") or ""))
+    return (generation(fields), float("-inf") if end is None else end, str(fields.get("session_id") or ""))
 
 
 def publish_latest(resolver: PathResolver, text: str) -> bool:
@@ -253,7 +288,7 @@ def publish_latest(resolver: PathResolver, text: str) -> bool:
         current = read_handoff(path)
         if current is not None and "published" not in current[0]:  # written before this field existed
             current[0]["published"] = _written_at(path)
-        if current is None or _order(fields) >= _order(current[0]):
+        if current is None or order(fields) >= order(current[0]):
             older = current[0] if current else {}
             chain = [older.get("session_id")] + previous_sessions(older)
             fields["previous_sessions"] = _unique(chain, exclude=fields.get("session_id"))
@@ -266,6 +301,43 @@ def publish_latest(resolver: PathResolver, text: str) -> bool:
             path, _with_ledger(newer, newer_body, merge(Ledger.from_fields(newer), Ledger.from_fields(fields)))
         )
         return False
+
+
+def publish_newest(resolver: PathResolver) -> bool:
+    """Make the newest finished session's handoff this machine holds the latest, if it is not yet.
+
+    Publishing is the last step of an ending or an import; a kill or a full disk just before
+    it leaves a newer handoff unpublished, and nothing later would offer it again. A sync
+    round starts with this, so each round recomputes the latest from every handoff it holds.
+    Returns whether the latest changed.
+    """
+    try:
+        names = os.listdir(resolver.get_handoff_dir())
+    except OSError:
+        return False
+    newest: tuple[tuple[int, float, str], str] | None = None
+    for name in names:
+        session_id = name[len("handoff-") : -len(".md")] if name.startswith("handoff-") and name.endswith(".md") else ""
+        if not is_session_id(session_id):
+            continue
+        path = resolver.handoff_path(session_id)
+        try:
+            text = read_head(path, MAX_HANDOFF_READ)
+            fields, _ = split_front_matter(text)
+        except (OSError, ValueError):
+            continue  # unreadable: `blackboard doctor` names it
+        if fields.get("session_id") != session_id or fields.get("status") not in FINISHED:
+            continue  # an active session's draft is no one's handoff yet
+        if newest is None or order(fields) > newest[0]:
+            newest = (order(fields), text)
+    current = read_handoff(resolver.latest_handoff_path())
+    if (
+        newest is None
+        or current is not None
+        and (current[0].get("session_id") == newest[0][2] or order(current[0]) >= newest[0])
+    ):
+        return False
+    return publish_latest(resolver, newest[1])
 
 
 def _with_ledger(fields: dict[str, object], body: str, ledger: Ledger) -> str:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         start_head: str
         claude_pid: int
         host: str
+        generation: int
 else:
     Meta = dict
 

@@ -10,8 +10,8 @@ import os
 import time
 from collections.abc import Mapping
 
-from . import session, settings
-from .clock import describe_age
+from . import handoff, session, settings
+from .clock import describe_age, epoch_seconds
 from .meta import ABANDONED, ACTIVE, Meta, read_meta_or_none, update_meta
 from .paths import PathResolver
 from .registry import (
@@ -69,11 +69,14 @@ def recover(resolver: PathResolver, current: str, environ: Mapping[str, str]) ->
 def abandon(resolver: PathResolver, session_id: str, reason: str, environ: Mapping[str, str] = os.environ) -> bool:
     """Mark one session abandoned, write its handoff and offer it as the latest; False if it was not active."""
     ended = last_activity(resolver, session_id)
+    generation = handoff.next_generation(resolver, epoch_seconds(ended))
 
     def change(meta: Meta) -> None:
         if meta["status"] != ACTIVE:
             raise _NoLongerActive  # another session recovered it first, or it ended meanwhile
-        meta.update({"status": ABANDONED, "ended": ended, "end_reason": f"abandoned: {reason}"})
+        meta.update(
+            {"status": ABANDONED, "ended": ended, "end_reason": f"abandoned: {reason}", "generation": generation}
+        )
 
     mark_unpublished(resolver, session_id)  # first: if what follows fails, the next start finishes it
     try:

@@ -178,6 +178,7 @@ def end(resolver: PathResolver, session_id: str, reason: str, environ: Mapping[s
             return None
         now = now_iso()
         meta.update({"status": ENDED, "ended": now, "end_reason": reason, "last_activity": now})
+        meta["generation"] = handoff.next_generation(resolver)
         write_meta(path, meta)
         text = summary.handoff_text(resolver, meta, environ)
         handoff.write_session_handoff(resolver, session_id, text)

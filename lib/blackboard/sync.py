@@ -297,7 +297,8 @@ def import_commit(
     result = Imported()
     if commit is None or commit == state.imported:
         return result
-    offers: list[tuple[float, str]] = []
+    _remove_tree(os.path.join(resolver.sync_dir, "incoming"))  # what an import killed half-way left
+    offers: list[tuple[tuple[int, float, str], str]] = []
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
         layout = _Layout(_entries_to_read(store, reader, state.imported, commit, deadline))
         result.refused += layout.problems
@@ -327,7 +328,7 @@ def import_commit(
         finally:
             # the newest few, oldest first: the newest is the latest, and each brings its open work
             # and closings into it (docs/adr/0022-open-work-ledger.md); the rest are archived
-            for _, text in sorted(offers, key=lambda offer: offer[0])[-MAX_OFFERS_PUBLISHED:]:
+            for _, text in sorted(offers)[-MAX_OFFERS_PUBLISHED:]:
                 handoff.publish_latest(resolver, text)
             for line in result.refused:
                 state.refuse(line)
@@ -491,11 +492,11 @@ def _import_session(
     layout: _Layout,
     contents: dict[str, bytes | None],
     session_id: str,
-) -> tuple[str | None, tuple[float, str] | None]:
+) -> tuple[str | None, tuple[tuple[int, float, str], str] | None]:
     """Check one remote session (not one of this machine's) and move it in whole.
 
-    Returns a problem to report (or None), and ``(when it ended, handoff)`` when it brought
-    a new handoff that has an end to be ordered by.
+    Returns a problem to report (or None), and ``(its order, handoff)`` when it brought a new
+    handoff (``handoff.order``: the newest becomes the latest).
     """
     files = {name: contents.get(entry.sha) for name, entry in layout.sessions[session_id].items()}
     if any(data is None for data in files.values()):
@@ -503,9 +504,9 @@ def _import_session(
     meta, problem = _check_meta(resolver, session_id, files.get(META_FILE))
     if problem:
         return problem, None
-    handoff_text, end = None, None
+    handoff_text, place = None, None
     if session_id in layout.handoffs:
-        handoff_text, end, problem = _check_handoff(session_id, meta, contents.get(layout.handoffs[session_id].sha))
+        handoff_text, place, problem = _check_handoff(session_id, meta, contents.get(layout.handoffs[session_id].sha))
         if problem:
             return problem, None
     same = False
@@ -525,7 +526,7 @@ def _import_session(
     ):
         return None, None  # nothing new to offer
     handoff.write_session_handoff(resolver, session_id, handoff_text)
-    return None, (end, handoff_text) if end is not None else None
+    return None, (place, handoff_text) if place is not None else None
 
 
 def _same(resolver: PathResolver, session_id: str, files: dict[str, bytes | None]) -> bool:
@@ -563,9 +564,11 @@ def _check_meta(resolver: PathResolver, session_id: str, data: bytes | None) -> 
     return meta, None
 
 
-def _check_handoff(session_id: str, meta: Meta, data: bytes | None) -> tuple[str | None, float | None, str | None]:
-    """``(text, when its session ended, None)`` of a remote handoff that agrees with its checked ``meta``,
-    or ``(None, None, problem)``."""
+def _check_handoff(
+    session_id: str, meta: Meta, data: bytes | None
+) -> tuple[str | None, tuple[int, float, str] | None, str | None]:
+    """``(text, its order, None)`` of a remote handoff that agrees with its checked ``meta``, or
+    ``(None, None, problem)``; a handoff with no end to be ordered by has no order."""
     if data is None or len(data) > handoff.MAX_HANDOFF_READ:
         return None, None, "its handoff is missing or too large; refused"
     text = data.decode("utf-8", "replace")
@@ -580,7 +583,7 @@ def _check_handoff(session_id: str, meta: Meta, data: bytes | None) -> tuple[str
     end = handoff.effective_end(fields)
     if end is not None and end > time.time() + CLOCK_AHEAD_SECONDS:
         return None, None, "its handoff ends in the future; refused"
-    return text, end, None
+    return text, handoff.order(fields) if end is not None else None, None
 
 
 def _move_in(resolver: PathResolver, session_id: str, files: dict[str, bytes | None]) -> None:
@@ -596,7 +599,7 @@ def _move_in(resolver: PathResolver, session_id: str, files: dict[str, bytes | N
         atomic_write(os.path.join(incoming, name), data or b"")
     make_dirs(resolver.sessions_dir)
     if os.path.isdir(target):  # a newer copy of a session imported before: set the old one aside first
-        old = resolver.trash_dir(session_id, os.getpid())
+        old = incoming + ".replaced"  # under _sync, not sessions/: a kill here leaves no twin there
         os.rename(target, old)
         os.rename(incoming, target)
         _remove_tree(old)
@@ -824,6 +827,7 @@ def sync_round(
     refuse_links(resolver.root, resolver.sync_dir)
     with file_lock(resolver.sync_file("round"), timeout=seconds):
         started()
+        handoff.publish_newest(resolver)  # a round cut short may have left the newest unpublished
         deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
         state = State.load(resolver)
         for _ in range(PUSH_ATTEMPTS):

@@ -4,6 +4,7 @@ HOME, clone and BLACKBOARD_HOST, against a bare repository served over file:// a
 import importlib.util
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -17,6 +18,14 @@ import pytest
 from helpers import REPO, hook_argv, open_work_section
 
 LAUNCHER = str(REPO / "bin" / "blackboard")
+# python -c SKEWED_CLOCK OFFSET SCRIPT ARGS…: SCRIPT as __main__ with time.time() OFFSET seconds off
+SKEWED_CLOCK = """
+import runpy, sys, time
+offset, real = float(sys.argv[1]), time.time
+time.time = lambda: real() + offset
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
 
 
 def _git(*args: str, cwd: Optional[Path] = None) -> str:
@@ -52,11 +61,19 @@ class Machine:
             "CLAUDE_PLUGIN_ROOT": str(REPO),
         }
 
+    clock_offset = 0.0  # seconds this machine's clock is off by, for its hooks and commands
+
+    def _skewed(self, script: str, *args: str) -> List[str]:
+        """Run ``script`` with the plugin's Python, its clock ``clock_offset`` seconds off."""
+        python = str(Path(self.env["BLACKBOARD_VENV"]) / "bin" / "python")
+        return [python, "-I", "-S", "-c", SKEWED_CLOCK, str(self.clock_offset), script, *args]
+
     def hook(self, event: str, session_id: str, **extra: str) -> subprocess.CompletedProcess:
         payload = {"session_id": session_id, "cwd": str(self.clone), "hook_event_name": event, **extra}
-        return subprocess.run(
-            hook_argv(event), input=json.dumps(payload).encode(), capture_output=True, env=self.env, timeout=60
-        )
+        argv = hook_argv(event)
+        if self.clock_offset:
+            argv = self._skewed(str(REPO / "hooks" / "launch.py"), argv[-1])
+        return subprocess.run(argv, input=json.dumps(payload).encode(), capture_output=True, env=self.env, timeout=60)
 
     def context(self, session_id: str) -> str:
         proc = self.hook("SessionStart", session_id, source="startup")
@@ -64,7 +81,9 @@ class Machine:
 
     def cli(self, *args: str, session: Optional[str] = None, check: bool = True) -> subprocess.CompletedProcess:
         env = dict(self.env, **({"BLACKBOARD_SESSION_ID": session} if session else {}))
-        proc = subprocess.run([LAUNCHER, *args], cwd=self.clone, env=env, capture_output=True, text=True, timeout=120)
+        main = str(REPO / "lib" / "blackboard" / "__main__.py")
+        argv = self._skewed(main, *args) if self.clock_offset else [LAUNCHER, *args]
+        proc = subprocess.run(argv, cwd=self.clone, env=env, capture_output=True, text=True, timeout=120)
         assert not check or proc.returncode == 0, proc.stderr
         return proc
 
@@ -655,3 +674,109 @@ def test_behind_a_busy_round_one_more_waits_and_takes_every_change(machines, rem
     assert not _rounds_of(alpha)
     pushed = _remote_tree(remote)
     assert all(f"sessions/s{i}/_meta.json" in pushed for i in range(10))
+
+
+DAY = 86400.0
+
+
+def test_a_machine_whose_clock_runs_a_day_behind_still_hands_off_what_it_did_last(machines) -> None:
+    alpha, beta = machines(2)
+    alpha.session("a1", "alpha's earlier finding")
+    alpha.cli("sync")
+    beta.cli("sync")
+    beta.clock_offset = -DAY  # its sessions look a day older than alpha's, though they came after
+    assert "alpha's earlier finding" in beta.context("b1")
+    beta.cli("note", "beta's later finding", session="b1")
+    beta.hook("SessionEnd", "b1", reason="other")
+    beta.cli("sync")
+    alpha.cli("sync")
+    context = alpha.context("a2")
+    assert "beta's later finding" in context
+    assert "alpha's earlier finding" not in context.split("Notes", 1)[-1]
+
+
+def test_a_session_of_a_clock_that_ran_a_month_ahead_does_not_pin_the_latest(machines) -> None:
+    (alpha,) = machines(1)
+    alpha.clock_offset = 30 * DAY
+    alpha.session("ahead", "written while the clock ran a month ahead")
+    alpha.clock_offset = 0.0  # corrected
+    alpha.session("after", "written after the clock was corrected")
+    latest = (alpha.board() / "handoff" / "latest-handoff.md").read_text()
+    assert 'session_id: "after"' in latest
+    assert "written after the clock was corrected" in alpha.context("next")
+
+
+def _run_killed(machine: Machine, module: str, function: str, when: str, *args: str) -> None:
+    """Run ``blackboard ARGS`` for ``machine``, SIGKILLed in ``module.function``: ``when`` is "before" or "after".
+
+    With "after", the kill comes once a call whose first argument ends in ``/sessions/a1`` returns.
+    """
+    code = f"""
+import importlib, os, signal, sys
+sys.path.insert(0, {str(REPO / "lib")!r})
+module = importlib.import_module({module!r})
+real = getattr(module, {function!r})
+def killing(*a, **k):
+    if {when!r} == "before":
+        os.kill(os.getpid(), signal.SIGKILL)
+    result = real(*a, **k)
+    if str(a[0]).endswith("/sessions/a1"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return result
+setattr(module, {function!r}, killing)
+from blackboard.environment import current_venv, use_packages
+use_packages(current_venv())
+from blackboard.cli import run
+sys.exit(run(sys.argv[1:]))
+"""
+    python = str(Path(machine.env["BLACKBOARD_VENV"]) / "bin" / "python")
+    proc = subprocess.run([python, "-I", "-S", "-c", code, *args], cwd=machine.clone, env=machine.env, timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def test_a_sync_killed_between_its_two_renames_leaves_no_twin_and_loses_nothing(machines, remote: Path) -> None:
+    alpha, beta = machines(2)
+    alpha.session("a1", "the first part")
+    alpha.cli("sync")
+    beta.cli("sync")
+    alpha.hook("SessionStart", "a1", source="resume")  # alpha goes on in it: a newer copy for beta
+    alpha.cli("note", "the second part", session="a1")
+    alpha.hook("SessionEnd", "a1", reason="other")
+    alpha.cli("sync")
+    _run_killed(beta, "os", "rename", "after", "sync")  # the old copy moved aside, the new one not in
+    assert not [p.name for p in (beta.board() / "sessions").iterdir() if p.name.startswith(".")]
+    beta.cli("sync")
+    beta.cli("cleanup", "--older-than", "0d", "--keep", "1", "--yes")  # nothing a killed round left is a removal
+    beta.cli("sync")
+    assert "sessions/a1/_meta.json" in _remote_tree(remote)
+    assert "removed/a1" not in _remote_tree(remote)
+
+
+def test_a_cleanup_of_a_copy_beside_a_live_board_sends_no_removal(machines, remote: Path) -> None:
+    import shutil
+
+    alpha, beta = machines(2)
+    alpha.session("a1", "alpha's board")
+    alpha.cli("sync")
+    beta.cli("sync")
+    sessions = beta.board() / "sessions"
+    shutil.copytree(sessions / "a1", sessions / ".removing-a1-99999")  # what an older version's kill left
+    beta.cli("cleanup", "--older-than", "0d", "--keep", "1", "--yes")  # a1 sorts first and stays
+    assert not (sessions / ".removing-a1-99999").exists()
+    assert (sessions / "a1" / "_meta.json").is_file()
+    assert not (beta.board() / "_sync" / "removed" / "a1").exists()
+    beta.cli("sync")
+    alpha.cli("sync")
+    assert "removed/a1" not in _remote_tree(remote)
+    assert "a1" in alpha.sessions()
+
+
+def test_a_sync_killed_before_it_published_the_handoff_publishes_it_next_round(machines) -> None:
+    alpha, beta = machines(2)
+    alpha.session("a1", "alpha's finding for beta")
+    alpha.cli("sync")
+    _run_killed(beta, "blackboard.handoff", "publish_latest", "before", "sync")
+    assert (beta.board() / "handoff" / "handoff-a1.md").is_file()  # imported, never published
+    beta.cli("sync")
+    assert 'session_id: "a1"' in (beta.board() / "handoff" / "latest-handoff.md").read_text()
+    assert "alpha's finding for beta" in beta.context("b1")
