@@ -169,10 +169,6 @@ class State:
         }
         atomic_write(resolver.sync_file("state.json"), json.dumps(data) + "\n")  # no indent: the C encoder
 
-    def settled(self) -> set[str]:
-        """Sessions this machine never sends: another machine's, removed, or in conflict."""
-        return self.foreign | self.removed | self.conflicts.keys()
-
     def refuse(self, line: str) -> None:
         """Remember a refusal for ``sync status``: the last ``MAX_REFUSALS`` kept, so each call is short."""
         if line not in self.refused:
@@ -300,17 +296,20 @@ def import_commit(
     _remove_tree(os.path.join(resolver.sync_dir, "incoming"))  # what an import killed half-way left
     offers: list[tuple[tuple[int, float, str], str]] = []
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
-        layout = _Layout(_entries_to_read(store, reader, state.imported, commit, deadline))
+        entries, unremoved = _entries_to_read(store, reader, state.imported, commit, deadline)
+        layout = _Layout(entries)
         result.refused += layout.problems
         result.refused += _take_removals(resolver, state, layout.removed, host)
+        state.removed -= unremoved  # a machine went on in a removed session and sent it again
         ids = [i for i in sorted(layout.sessions) if i not in layout.removed and i not in layout.spoiled]
         ids = [i for i in ids if not _removed(resolver, state, i)]
         ours = [i for i in ids if _written_here(resolver, state, i, host)]
-        mine = set(ours)
-        theirs = [i for i in ids if i not in mine]
         try:
             _import_active(resolver, reader, layout, host)
-            result.conflicts += _clashes(reader, layout, ours, host)
+            clashes, continued = _clashes(resolver, state, reader, layout, ours, host)
+            result.conflicts += clashes
+            mine = set(ours) - set(continued)
+            theirs = [i for i in ids if i not in mine]
             for session_id in theirs:  # one session's files in memory at a time
                 if time.monotonic() > deadline:
                     result.complete = False  # the next round takes up from the same commit
@@ -368,20 +367,42 @@ def _written_here(resolver: PathResolver, state: State, session_id: str, host: s
     return True
 
 
-def _clashes(reader: Reader, layout: _Layout, ours: list[str], host: str) -> list[str]:
-    """Sessions the remote holds under ids this machine also wrote: fine when they are ours, pushed earlier."""
-    clashes = []
+def _clashes(
+    resolver: PathResolver, state: State, reader: Reader, layout: _Layout, ours: list[str], host: str
+) -> tuple[list[str], list[str]]:
+    """Sessions the remote holds under ids this machine also wrote: ``(conflicts, continued)``.
+
+    Fine when the remote's copy is ours, pushed earlier. One another machine sent is a
+    continuation when this machine's copy is finished and unchanged since it was pushed (that
+    machine resumed it): it is imported. Otherwise both went on in it: a conflict, ours kept.
+    """
+    clashes, continued = [], []
     for session_id in ours:
         entry = layout.sessions[session_id].get(META_FILE)
         theirs = json_object(reader.read(entry.sha, 64 * 1024) if entry is not None else None)
         other = theirs.get("host")
-        if other != host:
+        if other == host:
+            continue
+        if _unchanged_since_sync(resolver, state, session_id):
+            continued.append(session_id)
+        else:
             clashes.append(f"{session_id}: conflict: also written by {inline(other, 64)}; kept this machine's")
-    return clashes
+    return clashes, continued
 
 
-def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, deadline: float) -> list[Entry]:
-    """The files of ``new`` worth a look, with their sizes: all of them the first time, else what changed since ``old``.
+def _unchanged_since_sync(resolver: PathResolver, state: State, session_id: str) -> bool:
+    """Whether the local session is finished, not active here, and as it was when last pushed or imported."""
+    if os.path.lexists(resolver.active_marker(session_id)):
+        return False
+    local = read_meta_or_none(resolver.meta_path(session_id)) or {}
+    return local.get("status") in FINISHED and state.pushed.get(session_id) == _signature(resolver, session_id)
+
+
+def _entries_to_read(
+    store: Store, reader: Reader, old: str | None, new: str, deadline: float
+) -> tuple[list[Entry], set[str]]:
+    """The files of ``new`` worth a look, with their sizes: all of them the first time, else what changed since
+    ``old``; and the sessions whose removal marker went since ``old`` (sent again by a machine that resumed them).
 
     A new session folder comes whole in the diff. One that changed is listed whole, since
     an import replaces a folder whole; so is the folder of a handoff that changed alone (a
@@ -397,11 +418,16 @@ def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, de
                 raise
             changes = None  # the old commit is gone (the remote was rewritten): read the whole tree
     if changes is None:
-        return store.tree(new, deadline=deadline)
+        entries = store.tree(new, deadline=deadline)
+        held = {e.path.split("/")[1] for e in entries if e.path.startswith("sessions/")}
+        return entries, held - {e.path.split("/")[1] for e in entries if e.path.startswith("removed/")}
     whole = {e.path for status, e in changes if status == "A" and e.kind == "tree"}
-    entries: list[Entry] = []
+    entries = []
     relist: set[str] = set()
+    unremoved = set()
     for status, entry in changes:
+        if status == "D" and entry.path.startswith("removed/"):
+            unremoved.add(entry.path[len("removed/") :])
         if status == "D" or entry.kind == "tree":
             continue
         parts = entry.path.split("/")
@@ -414,11 +440,11 @@ def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, de
         if handed_off is not None and f"sessions/{handed_off}" not in whole:
             relist.add(f"sessions/{handed_off}")
     if len(relist) >= 1000:  # one listing of the whole tree is cheaper than a long argument list
-        return store.tree(new, deadline=deadline)
+        return store.tree(new, deadline=deadline), unremoved
     blobs = [e for e in entries if e.kind == BLOB]
     for entry, size in zip(blobs, reader.sizes([e.sha for e in blobs])):
         entry.size = size
-    return entries + (store.tree(new, sorted(relist), deadline) if relist else [])
+    return entries + (store.tree(new, sorted(relist), deadline) if relist else []), unremoved
 
 
 class _Layout:
@@ -514,12 +540,13 @@ def _import_session(
         existing = read_meta_or_none(resolver.meta_path(session_id)) or {}
         if existing.get("status") not in FINISHED or os.path.lexists(resolver.active_marker(session_id)):
             return "conflict: resumed on this machine, which is working in it; kept this machine's", None
-        if existing.get("host") != meta.get("host"):
+        if existing.get("host") != meta.get("host") and not _unchanged_since_sync(resolver, state, session_id):
             return f"conflict: also sent by {inline(existing.get('host'), 64)}; kept the first one", None
         same = _same(resolver, session_id, files)
     state.foreign.add(session_id)  # before the move: an import cut short must not take it for this machine's
     if not same:
         _move_in(resolver, session_id, files)
+    state.pushed[session_id] = _signature(resolver, session_id)  # as the remote has it: sent again once changed
     state.conflicts.pop(session_id, None)
     if handoff_text is None or read_bounded(resolver.handoff_path(session_id), handoff.MAX_HANDOFF_READ) == (
         handoff_text.encode()
@@ -693,9 +720,9 @@ class Outgoing:
     def changes(self) -> list[tuple[str, bytes | None]]:
         return [change for files in self.sessions.values() for change in files] + self.others
 
-    def drop_settled(self, state: State) -> None:
-        """Leave out sessions an import has just found to be another machine's, removed, or in conflict."""
-        settled = state.settled()
+    def drop_settled(self, state: State, imported: list[str]) -> None:
+        """Leave out sessions an import has just brought in (another machine went on in them) or found in conflict."""
+        settled = state.conflicts.keys() | set(imported)
         for session_id in [i for i in self.sessions if i in settled]:
             del self.sessions[session_id]
             del self.signatures[session_id]
@@ -704,15 +731,18 @@ class Outgoing:
 def outgoing(resolver: PathResolver, state: State, host: str) -> Outgoing:
     """This machine's finished sessions not yet pushed, its removals, and its active sessions if they changed."""
     out = Outgoing()
-    for name in session_folders(resolver, excluding=state.settled()):  # most folders of a synced project
+    for name in session_folders(resolver, excluding=state.conflicts):
         if not is_session_id(name):
             continue  # a board a cleanup set aside
         signature = _signature(resolver, name)
         if state.pushed.get(name) == signature:
-            continue
+            continue  # as the remote has it: most folders of a synced project
         meta = read_meta_or_none(resolver.meta_path(name))
-        if meta is None or meta.get("status") not in FINISHED or meta.get("host", host) != host:
+        if meta is not None and meta.get("host", host) != host:
+            state.pushed[name] = signature  # another machine's, as imported by an older version: read once
             continue
+        if meta is None or meta.get("status") not in FINISHED:
+            continue  # another machine's session resumed here is this machine's now (session.start)
         _add_session(resolver, meta, host, out)
         out.signatures[name] = signature
     for session_id in _removal_markers(resolver):
@@ -844,7 +874,7 @@ def sync_round(
             finally:
                 state.save(resolver)  # what moved in is remembered even when the import stopped half-way
             _note_status(resolver, "tidy", tidying.problem is None, tidying.problem or "packed when due")
-            out.drop_settled(state)
+            out.drop_settled(state, imported.sessions)
             result.imported += imported.sessions
             result.conflicts += imported.conflicts
             result.refused += imported.refused
@@ -895,6 +925,8 @@ def _push(
 
 def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
     state.pushed.update(out.signatures)
+    state.foreign -= out.signatures.keys()  # resumed here: this machine's from now on
+    state.removed -= out.signatures.keys()  # resumed after a removal: sent again, marker and all
     for session_id in out.removals:
         state.removed.add(session_id)
         state.pushed.pop(session_id, None)

@@ -232,12 +232,18 @@ def test_cleanup_removals_reach_the_remote_and_the_next_fetch_does_not_undo_them
     tree = _remote_tree(remote)
     assert "removed/old-1" in tree
     assert not [p for p in tree if p.startswith("sessions/old-1/")]
-    beta.cli("note", "another late note", session="old-1")
     beta.cli("sync")
     alpha.cli("sync")
-    assert not [p for p in _remote_tree(remote) if p.startswith("sessions/old-1/")]
+    assert "removed/old-1" in _remote_tree(remote)  # a round with nothing new undoes no removal
     assert "old-1" not in alpha.sessions()
     assert "old-1" in beta.sessions()  # beta's own cleanup rules decide about beta's copy
+
+    beta.cli("note", "work added after the removal", session="old-1")  # issue 21, point 11
+    beta.cli("sync")
+    tree = _remote_tree(remote)
+    assert "sessions/old-1/session-notes.md" in tree and "removed/old-1" not in tree
+    alpha.cli("sync")
+    assert "old-1" in alpha.sessions()  # new work outweighs an old removal: it is never lost
 
 
 def test_two_machines_writing_one_session_id_is_a_reported_conflict(machines) -> None:
@@ -780,3 +786,27 @@ def test_a_sync_killed_before_it_published_the_handoff_publishes_it_next_round(m
     beta.cli("sync")
     assert 'session_id: "a1"' in (beta.board() / "handoff" / "latest-handoff.md").read_text()
     assert "alpha's finding for beta" in beta.context("b1")
+
+
+def test_work_added_to_an_imported_session_is_sent_and_its_first_machine_takes_it(machines, remote: Path) -> None:
+    alpha, beta = machines(2)
+    alpha.session("a1", "alpha's part")
+    alpha.cli("sync")
+    beta.cli("sync")
+    beta.hook("SessionStart", "a1", source="resume")  # beta goes on in alpha's session
+    beta.cli("note", "beta's part", session="a1")
+    beta.hook("SessionEnd", "a1", reason="other")
+    beta.cli("sync")
+    assert beta.status()["pending_sessions"] == 0
+    (ref,) = _git("--git-dir", str(remote), "for-each-ref", "--format=%(refname)", "refs/blackboard/").split()
+    meta = _git("--git-dir", str(remote), "show", f"{ref}:sessions/a1/_meta.json")
+    assert json.loads(meta)["host"] == "host1"
+    alpha.cli("sync")
+    assert alpha.status()["conflicts"] == {}
+    notes = (alpha.board() / "sessions" / "a1" / "session-notes.md").read_text()
+    assert "alpha's part" in notes and "beta's part" in notes
+    assert "beta's part" in alpha.context("a2")
+    alpha.hook("SessionEnd", "a2", reason="other")
+    alpha.cli("sync")
+    beta.cli("sync")
+    assert alpha.status()["conflicts"] == {} and beta.status()["conflicts"] == {}
