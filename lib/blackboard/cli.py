@@ -581,6 +581,8 @@ def sync_status() -> None:
         _emit(info, "sync is off for this project (blackboard sync enable [--remote URL])")
         return
     lines = [f"remote: {info['remote']} ({info['ref']})", str(info["readers"])]
+    if info["paused"]:
+        lines.append(f"PAUSED: {info['paused']}")
     for step in ("last_fetch", "last_push"):
         record = info[step]
         if isinstance(record, dict):

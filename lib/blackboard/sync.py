@@ -51,6 +51,8 @@ MAX_ACTIVE_BYTES = 64 * 1024
 HOST_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 MAX_ACTIVE_RECORDS = 50
 MAX_REFUSALS = 50  # lines of one round's refusals, and of those ``sync status`` keeps
+MAX_STATE_BYTES = 16 * 1024 * 1024
+MAX_REMOVED = 100_000  # about 4 MiB of state.json
 PUSH_ATTEMPTS = 6
 ROUND_SECONDS = 300.0
 # A remote on this machine (a path, ``file://``) is served by a git started here, in that
@@ -141,28 +143,60 @@ def _read_json(path: str) -> dict:
     return read_json_object(path, 16 * 1024 * 1024)
 
 
+class StatePaused(BlackboardError):
+    """``state.json`` cannot be read whole: sync waits rather than send everything again and forget removals."""
+
+
 class State:
-    """What this machine knows of the remote: ``_sync/state.json``."""
+    """What this machine knows of the remote: ``_sync/state.json``, at most ``MAX_STATE_BYTES``.
+
+    It stays bounded: sessions gone from this machine are forgotten (the remote's own
+    ``removed/`` markers keep a removal), and only the newest ``MAX_REMOVED`` removals are kept.
+    """
 
     def __init__(self, data: dict) -> None:
         self.imported = data.get("imported_commit") if isinstance(data.get("imported_commit"), str) else None
         self.pushed: dict[str, str] = {k: v for k, v in _dict(data, "pushed").items() if isinstance(v, str)}
         self.foreign: set[str] = {i for i in _list(data, "foreign") if isinstance(i, str)}
-        self.removed: set[str] = {i for i in _list(data, "removed") if isinstance(i, str)}
+        self.removed: dict[str, None] = dict.fromkeys(i for i in _list(data, "removed") if isinstance(i, str))
         self.conflicts: dict[str, str] = {k: v for k, v in _dict(data, "conflicts").items() if isinstance(v, str)}
         self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-MAX_REFUSALS:]
         self.active: list[str] = [i for i in _list(data, "active_pushed") if isinstance(i, str)]
 
     @classmethod
     def load(cls, resolver: PathResolver) -> State:
-        return cls(_read_json(resolver.sync_file("state.json")))
+        """The state on disk; a fresh one only when there is none (StatePaused when it cannot be read whole)."""
+        path = resolver.sync_file("state.json")
+        fix = f"sync is paused; move {path} aside to start afresh (every session is then sent again)"
+        try:
+            data = read_bounded(path, MAX_STATE_BYTES + 1)
+        except OSError as exc:
+            raise StatePaused(f"cannot read {path} ({exc.strerror}); {fix}") from None
+        if data is None:
+            return cls({})
+        if len(data) > MAX_STATE_BYTES:
+            raise StatePaused(f"{path} is over {MAX_STATE_BYTES // (1024 * 1024)} MiB; {fix}")
+        loaded = json_object(data)
+        if not loaded and data.strip() != b"{}":
+            raise StatePaused(f"{path} is damaged; {fix}")
+        return cls(loaded)
+
+    def forget_missing(self, resolver: PathResolver) -> None:
+        """Forget sessions that are gone from this machine; keep the newest ``MAX_REMOVED`` removals."""
+        present = set(session_folders(resolver))
+        for known in (self.pushed, self.conflicts):
+            for session_id in [i for i in known if i not in present]:
+                del known[session_id]
+        self.foreign &= present
+        for session_id in list(self.removed)[: max(len(self.removed) - MAX_REMOVED, 0)]:
+            del self.removed[session_id]
 
     def save(self, resolver: PathResolver) -> None:
         data = {
             "imported_commit": self.imported,
             "pushed": self.pushed,
             "foreign": sorted(self.foreign),
-            "removed": sorted(self.removed),
+            "removed": list(self.removed),  # oldest first
             "conflicts": self.conflicts,
             "refused": self.refused,
             "active_pushed": self.active,
@@ -300,7 +334,8 @@ def import_commit(
         layout = _Layout(entries)
         result.refused += layout.problems
         result.refused += _take_removals(resolver, state, layout.removed, host)
-        state.removed -= unremoved  # a machine went on in a removed session and sent it again
+        for session_id in unremoved:  # a machine went on in a removed session and sent it again
+            state.removed.pop(session_id, None)
         ids = [i for i in sorted(layout.sessions) if i not in layout.removed and i not in layout.spoiled]
         ids = [i for i in ids if not _removed(resolver, state, i)]
         ours = [i for i in ids if _written_here(resolver, state, i, host)]
@@ -350,7 +385,7 @@ def _take_removals(resolver: PathResolver, state: State, removed: set[str], host
     for session_id in sorted(removed):
         written_here = _written_here(resolver, state, session_id, host)  # False, too, for one imported earlier
         if session_id in state.foreign or session_id in state.pushed:
-            state.removed.add(session_id)
+            state.removed[session_id] = None
         elif written_here:
             refused.append(f"removed/{session_id}: this machine's session was never sent; the removal is ignored")
     return refused
@@ -860,6 +895,7 @@ def sync_round(
         handoff.publish_newest(resolver)  # a round cut short may have left the newest unpublished
         deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
         state = State.load(resolver)
+        state.forget_missing(resolver)
         for _ in range(PUSH_ATTEMPTS):
             say("fetching")
             fetch = Fetch(resolver, environ, probe=False)  # a round fetches anyway: no ls-remote first
@@ -926,9 +962,10 @@ def _push(
 def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
     state.pushed.update(out.signatures)
     state.foreign -= out.signatures.keys()  # resumed here: this machine's from now on
-    state.removed -= out.signatures.keys()  # resumed after a removal: sent again, marker and all
+    for session_id in out.signatures:  # resumed after a removal: sent again, marker and all
+        state.removed.pop(session_id, None)
     for session_id in out.removals:
-        state.removed.add(session_id)
+        state.removed[session_id] = None
         state.pushed.pop(session_id, None)
         state.foreign.discard(session_id)
         try:
@@ -1013,14 +1050,18 @@ def status(resolver: PathResolver) -> dict[str, object]:
     if not enabled(resolver):
         return {"enabled": False}
     config = _config(resolver)
-    state = State.load(resolver)
-    pending = outgoing(resolver, state, settings.host())
+    try:
+        state, paused = State.load(resolver), None
+    except StatePaused as exc:
+        state, paused = State({}), str(exc)
+    pending = outgoing(resolver, state, settings.host()) if paused is None else Outgoing()
     recorded = _read_json(resolver.sync_file("status.json"))
     return {
         "enabled": True,
         "remote": redact(config["remote"]),
         "readers": readers_warning(config["remote"]),
         "ref": config["ref"],
+        "paused": paused,
         "last_fetch": recorded.get("fetch"),
         "last_push": recorded.get("push"),
         "last_tidy": recorded.get("tidy"),

@@ -810,3 +810,30 @@ def test_work_added_to_an_imported_session_is_sent_and_its_first_machine_takes_i
     alpha.cli("sync")
     beta.cli("sync")
     assert alpha.status()["conflicts"] == {} and beta.status()["conflicts"] == {}
+
+
+@pytest.mark.parametrize("damage", ["damaged", "over its cap"])
+def test_a_state_file_that_cannot_be_read_whole_pauses_sync_and_never_starts_afresh(
+    machines, remote: Path, damage: str
+) -> None:
+    (alpha,) = machines(1)
+    alpha.session("a1", "sent once")
+    alpha.cli("sync")
+    (ref,) = _git("--git-dir", str(remote), "for-each-ref", "--format=%(objectname)", "refs/blackboard/").split()
+    state = alpha.board() / "_sync" / "state.json"
+    if damage == "damaged":
+        state.write_text('{"pushed": {"a1": ')
+    else:
+        state.write_text(json.dumps({"pushed": {}, "padding": "x" * (17 * 1024 * 1024)}))
+    failed = alpha.cli("sync", check=False)
+    assert failed.returncode == 1
+    (line,) = failed.stderr.strip().splitlines()
+    assert "state.json" in line and "sync is paused" in line
+    assert "PAUSED:" in alpha.cli("sync", "status").stdout
+    assert alpha.status()["paused"]
+    assert "sent once" in alpha.context("a2")  # the session goes on; only sync waits
+    alpha.hook("SessionEnd", "a2", reason="other")
+    time.sleep(1.0)  # the background round SessionEnd started has met the same state
+    now = _git("--git-dir", str(remote), "for-each-ref", "--format=%(objectname)", "refs/blackboard/").split()
+    assert now == [ref]  # nothing was sent again
+    assert state.stat().st_size > 10  # and the state was left for the person to look at

@@ -504,7 +504,7 @@ def test_removals_of_sessions_never_held_here_are_not_remembered(tmp_path: Path,
     done = _round(alpha, "alpha")
 
     assert done.imported == ["b1"]
-    assert sync.State.load(alpha).removed == set()
+    assert sync.State.load(alpha).removed == {}
     assert store.resolve("refs/blackboard/acme/widget") is not None
 
 
@@ -581,3 +581,25 @@ def test_a_board_command_without_a_session_never_writes_into_another_machines(
     _round(alpha, "alpha")  # b1 arrives, its files newer than a1's
 
     assert board._latest(alpha).session_id == "a1"
+
+
+def test_the_state_forgets_sessions_gone_from_this_machine_and_keeps_the_newest_removals(
+    resolver: PathResolver,
+) -> None:
+    os.makedirs(resolver.get_session_blackboard_dir("here"))
+    removals = [f"gone-{i}" for i in range(sync.MAX_REMOVED + 50)]
+    state = sync.State(
+        {
+            "pushed": {"here": "sig", "gone": "sig"},
+            "foreign": ["here", "gone"],
+            "conflicts": {"gone": "x"},
+            "removed": removals,
+        }
+    )
+    state.forget_missing(resolver)
+    assert state.pushed == {"here": "sig"} and state.foreign == {"here"} and state.conflicts == {}
+    assert list(state.removed) == removals[50:]  # the oldest went first
+    os.makedirs(resolver.sync_dir, exist_ok=True)
+    state.save(resolver)
+    assert os.path.getsize(resolver.sync_file("state.json")) < sync.MAX_STATE_BYTES
+    assert list(sync.State.load(resolver).removed) == removals[50:]
