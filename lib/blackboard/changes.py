@@ -5,7 +5,8 @@ The start is the ``HEAD`` commit recorded at SessionStart (``gitinfo.resolve_hea
 none of the repository's hooks, fsmonitor, pager, signature check, filter drivers or
 transports run, no optional lock is taken, whatever git starts dies with it at the deadline,
 and a git that fails, hangs or is missing only costs the handoff that part
-(docs/adr/0021-session-digest.md).
+(docs/adr/0021-session-digest.md). ``git_ignores`` and ``git_tracks`` ask the same careful
+way about files the plugin is about to trust (docs/adr/0024-what-the-repository-ships.md).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .gitinfo import SHA, checkout_around
 
 MAX_COMMITS = 20
 GIT_SECONDS = 0.8  # for both commands together: Claude Code cancels SessionEnd after about 1.5 s
+TRACKED_SECONDS = 1.0  # git_tracks at SessionStart: one `ls-files` on an index, milliseconds when git is well
 MAX_OUTPUT = 256 * 1024
 # What a hostile repository's config could make a read-only command run, turned off.
 SAFE_CONFIG = (
@@ -30,6 +32,7 @@ SAFE_CONFIG = (
     "log.showSignature=false",
     "protocol.allow=never",  # no transport at all: a partial clone's lazy fetch would run core.sshCommand
 )
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 class Changes:
@@ -126,6 +129,36 @@ def git_ignores(real_path: str, environ: Mapping[str, str], deadline: float) -> 
     return output is None  # 1: not ignored; 0 (ignored) and every failure are not "fine"
 
 
+def git_tracks(paths: list[str], environ: Mapping[str, str], deadline: float) -> set[str] | None:
+    """Which of ``paths`` git tracks, all asked in one ``git ls-files``; a folder counts when git tracks a file in it.
+
+    Asked of the checkout holding the first path's folder (all must be in it); a path in no
+    checkout is tracked by nothing. Names match ignoring ASCII case, as a case-insensitive disk
+    opens ``.Blackboard/`` for ``.blackboard/``: a doubt counts as tracked. None when git cannot
+    say (a ``.git`` it cannot read, a failure, the deadline, a listing too long to read whole).
+    """
+    if not paths:
+        return set()
+    toplevel, readable = checkout_around(os.path.dirname(paths[0]))
+    if toplevel is None:
+        return set() if readable else None
+    relative = {path: os.path.relpath(path, toplevel) for path in paths}
+    args = ["ls-files", "-z", "--", *(f":(literal,icase){rel}" for rel in relative.values())]
+    output, _ = run_git(toplevel, args, environ, deadline, whole=True)
+    if output is None:
+        return None
+    held: set[str] = set()  # every tracked file and each folder above it
+    for line in filter(None, output.split("\0")):
+        parts = _fold(line).split("/")
+        held.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
+    return {path for path, rel in relative.items() if _fold(rel) in held}
+
+
+def _fold(name: str) -> str:
+    """``name`` as git's ``icase`` compares it: ASCII in lower case, what is not UTF-8 replaced as in git's output."""
+    return os.fsencode(name).decode("utf-8", "replace").translate(_ASCII_LOWER)
+
+
 def run_git(
     toplevel: str,
     args: list[str],
@@ -133,11 +166,13 @@ def run_git(
     deadline: float | None = None,
     config: list[str] | None = None,
     fine: tuple[int, ...] = (0,),
+    whole: bool = False,
 ) -> tuple[str | None, str | None]:
     """Run ``git`` read-only in ``toplevel`` until ``deadline``: ``(output, None)``, or ``(None, what went wrong)``.
 
-    ``config`` adds ``-c`` settings; an exit status in ``fine`` is a success. Git runs in a
-    process group of its own, so whatever it started goes with it at the deadline.
+    ``config`` adds ``-c`` settings; an exit status in ``fine`` is a success. Output is cut at
+    ``MAX_OUTPUT`` bytes, or with ``whole`` is a failure past it. Git runs in a process group
+    of its own, so whatever it started goes with it at the deadline.
     """
     timeout = GIT_SECONDS if deadline is None else max(deadline - time.monotonic(), 0.05)
     try:
@@ -160,6 +195,8 @@ def run_git(
         return None, f"git {args[0]} took over {timeout:.2f}s"
     if process.returncode not in fine:
         return None, f"git {args[0]} failed (exit status {process.returncode})"
+    if whole and len(output) > MAX_OUTPUT:
+        return None, f"git {args[0]} said more than {MAX_OUTPUT // 1024} KiB"
     return output[:MAX_OUTPUT].decode("utf-8", "replace"), None
 
 

@@ -1,13 +1,20 @@
-"""The text SessionStart hands to the model: the latest handoff, or the session's own board."""
+"""The text SessionStart hands to the model: the latest handoff, or the session's own board.
+
+A handoff that came with a repository is never presented as an earlier session of this user
+(docs/adr/0024-what-the-repository-ships.md).
+"""
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 
 from . import handoff, render
+from .changes import TRACKED_SECONDS, git_tracks
 from .clock import describe_age
 from .ids import is_session_id
+from .ledger import Ledger
 from .paths import PathResolver
 from .redact import redact
 
@@ -17,6 +24,44 @@ USAGE = (
     "`blackboard task add|claim|done|drop|list` (carried work by its key, e.g. `5f1c8a2e/t3`), "
     "`blackboard post KEY VALUE` (subagents add --author NAME)."
 )
+SHIPPED = "the latest handoff came with the repository (git tracks it), so it is not shown as an earlier session"
+CARRIES = (
+    "the latest handoff carries open work from a session that came with the repository (git tracks it), "
+    "so it is not shown; `blackboard task list` names that work and `blackboard task drop KEY` lets it go"
+)
+UNCHECKED = "the latest handoff is not shown: git could not say whether it came with the repository"
+
+
+def shipped(
+    resolver: PathResolver, fields: Mapping[str, object] | None, abandoned: list[str], environ: Mapping[str, str]
+) -> tuple[str | None, list[str]]:
+    """Why the latest handoff (its ``fields``, or None) is not shown, and which ``abandoned`` sessions are the user's.
+
+    Git tracking ``latest-handoff.md``, or the board or handoff of the session it names or
+    of a session its open work comes from, means a repository brought it; a session recovery
+    just marked abandoned whose board git tracks was the repository's too. One ``git
+    ls-files`` for all, run only when the board is inside a checkout. When git cannot answer,
+    nothing of it is claimed: the handoff is not shown (``UNCHECKED``), no session counted.
+    """
+    named, carried = [], []
+    if fields is not None:
+        named = [resolver.latest_handoff_path(), *session_files(resolver, fields.get("session_id"))]
+        origins = dict.fromkeys(item.origin for item in Ledger.from_fields(fields).open)
+        carried = [path for origin in origins for path in session_files(resolver, origin)]
+    recovered = {session_id: session_files(resolver, session_id) for session_id in abandoned}
+    paths = named + carried + [path for files in recovered.values() for path in files]
+    tracked = git_tracks(paths, environ, time.monotonic() + TRACKED_SECONDS)
+    if tracked is None:
+        return (UNCHECKED if named else None), []
+    refused = SHIPPED if tracked.intersection(named) else CARRIES if tracked.intersection(carried) else None
+    return refused, [session_id for session_id, files in recovered.items() if not tracked.intersection(files)]
+
+
+def session_files(resolver: PathResolver, session_id: object) -> list[str]:
+    """A session's board folder and archived handoff: ``sessions/{id}``, ``handoff/handoff-{id}.md``; none for no id."""
+    if not isinstance(session_id, str) or not is_session_id(session_id):
+        return []
+    return [resolver.get_session_blackboard_dir(session_id), resolver.handoff_path(session_id)]
 
 
 def for_new_session(
@@ -25,11 +70,17 @@ def for_new_session(
     branch: str | None,
     limit: int,
     latest: tuple[dict[str, object], str] | None,
+    refused: str | None = None,
 ) -> str:
-    """Context for a fresh session: the project's ``latest`` handoff (``handoff.read_handoff``), its live sessions."""
+    """Context for a fresh session: the project's ``latest`` handoff (``handoff.read_handoff``), its live sessions.
+
+    ``refused``: why a handoff there is not shown (``shipped``), said instead of its text.
+    """
     project = f"{resolver.project.org}/{resolver.project.name}"
     if latest is None:
         head = f"[blackboard] No earlier session of {project} left a handoff."
+        if refused:
+            head = f"[blackboard] No handoff of an earlier session of {project} to show: {refused}."
         body = ""
     else:
         fields, body = latest
@@ -235,13 +286,14 @@ def _render(sections: list[tuple[str, list[str]]], slots: list[_Slot]) -> str:
     return "\n\n".join(parts)
 
 
-def status_line(fields: dict[str, object], abandoned: int, troubled: bool) -> str | None:
+def status_line(fields: dict[str, object], abandoned: int, troubled: bool, refused: str | None = None) -> str | None:
     """One short line for the person, or None when there is nothing to say; counts and ids only, never board text.
 
-    ``fields`` are those of the handoff a new session continues from (empty when none).
+    ``fields`` are those of the handoff a new session continues from (empty when none), and
+    ``refused`` why one is not shown (``shipped``).
     ``blackboard: continuing from session 5f1c2a9e… (ended 2 hours ago): 2 open tasks, 1 claimed``.
     """
-    parts = []
+    parts = [refused] if refused else []
     earlier = fields.get("session_id")
     if isinstance(earlier, str) and is_session_id(earlier):
         end = handoff.ended_at(fields)

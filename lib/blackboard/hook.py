@@ -186,7 +186,7 @@ def _session_start(
     troubled = False
     try:
         cwd = _usable_path(payload.get("cwd")) or os.getcwd()
-        migrate.migrate_if_needed(resolver, cwd, os.path.expanduser("~"))
+        migrate.migrate_if_needed(resolver, cwd, os.path.expanduser("~"), environ)
         session.publish_pending(resolver, environ)
         abandoned = recovery.recover(resolver, session_id, environ)
     except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
@@ -206,7 +206,7 @@ def _session_start(
     if fetch is not None:
         _finish_fetch(resolver, fetch, environ)
     try:
-        return _start_context(resolver, session_id, source, started.reopened, len(abandoned), troubled, environ)
+        return _start_context(resolver, session_id, source, started.reopened, abandoned, troubled, environ)
     finally:
         if fetch is not None:
             _start_round(resolver, environ)  # last: a new process takes the machine's attention
@@ -217,22 +217,27 @@ def _start_context(
     session_id: str,
     source: str,
     reopened: bool,
-    abandoned: int,
+    abandoned: list[str],
     troubled: bool,
     environ: Mapping[str, str],
 ) -> str:
-    """SessionStart's JSON: the context for the model, and a line for the person when there is news."""
+    """SessionStart's JSON: the context for the model, and a line for the person when there is news.
+
+    Nothing a repository brought (``context.shipped``) is presented as the user's past.
+    """
     from . import context, handoff
 
     limit = settings.context_chars(environ)
-    latest = None
-    if source == "compact" or (source == "resume" and reopened):
+    own_board = source == "compact" or (source == "resume" and reopened)
+    latest = None if own_board else handoff.read_handoff(resolver.latest_handoff_path())
+    refused, abandoned = context.shipped(resolver, latest[0] if latest else None, abandoned, environ)
+    latest = None if refused else latest
+    if own_board:
         text = context.for_own_board(resolver, session_id, source == "compact", limit)
     else:
-        latest = handoff.read_handoff(resolver.latest_handoff_path())
-        text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit, latest)
+        text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit, latest, refused)
     output: dict[str, object] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-    message = context.status_line(latest[0] if latest else {}, abandoned, troubled)
+    message = context.status_line(latest[0] if latest else {}, len(abandoned), troubled, refused)
     if message:
         output["systemMessage"] = message  # shown to the person in Claude Code's interface
     return json.dumps(output)

@@ -5,7 +5,8 @@ Under the root they move: a project's ``.blackboard/*.md``, and the old global
 (docs/adr/0004-legacy-migration.md). From a mnemonic store they are copied, and mnemonic
 is left as it was (docs/adr/0017-importing-a-mnemonic-store.md). A project whose name
 changed when hosts entered its identity takes its former board's handoff along
-(docs/adr/0018-hosts-in-project-identity.md).
+(docs/adr/0018-hosts-in-project-identity.md). A file git tracks came with a repository: it is
+left where it is, never moved, copied or made a handoff (docs/adr/0024-what-the-repository-ships.md).
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
+from collections.abc import Mapping
 
 from . import handoff, mnemonic
+from .changes import TRACKED_SECONDS, git_tracks
 from .clock import epoch_seconds, format_utc, now_iso
 from .fsutil import (
     MAX_WHOLE_READ,
@@ -36,6 +40,7 @@ from .project import Project, former_name
 from .redact import redact_prefix
 
 MANIFEST = "_migration.json"
+LEFT = "tracked by git: the repository's, not this user's"
 _SEPARATOR = r"(?m)^---[ \t]*$"
 _FIELD = r"(?m)^\*\*(Session|Time):\*\*[ \t]*(.+?)[ \t]*$"
 
@@ -61,51 +66,91 @@ def legacy_files(directory: str) -> list[str]:
     return sorted(e.path for e in scan if e.name.endswith(".md") and e.is_file(follow_symlinks=False))
 
 
-def plan(resolver: PathResolver, cwd: str, home: str) -> list[PlannedMove]:
+def plan(resolver: PathResolver, cwd: str, home: str, environ: Mapping[str, str] = os.environ) -> list[PlannedMove]:
     """What a migration would move or copy now (``blackboard migrate --dry-run``)."""
     moves = []
     for source, legacy_dir in resolver.legacy_locations():
         taken = set(os.listdir(legacy_dir)) if os.path.isdir(legacy_dir) else set()
-        for path in legacy_files(source):
+        for path in _users_files(_unsettled(legacy_dir, source, legacy_files(source)), environ) or []:
             name = _free_name(os.path.basename(path), taken)
             taken.add(name)
             moves.append(PlannedMove(path, os.path.join(legacy_dir, name), os.path.getsize(path)))
     for folder, legacy_dir in _mnemonic_imports(resolver, cwd, home):
         if not _imported(legacy_dir, folder):
             destination = resolver.legacy_copy_dir(legacy_dir, folder)
-            for path in legacy_files(folder):
+            for path in _users_files(legacy_files(folder), environ) or []:
                 target = os.path.join(destination, os.path.basename(path))
                 moves.append(PlannedMove(path, target, os.path.getsize(path), copy=True))
     return moves
 
 
-def migrate_if_needed(resolver: PathResolver, cwd: str, home: str) -> list[PlannedMove]:
+def migrate_if_needed(
+    resolver: PathResolver, cwd: str, home: str, environ: Mapping[str, str] = os.environ
+) -> list[PlannedMove]:
     """Migrate every source that has flat files; cheap (a few ``scandir``) when none has.
 
     ``cwd`` and ``home`` say where to look for a mnemonic store: the session's folder and
-    the user's home.
+    the user's home. ``environ`` is what git runs with, when a source is in a checkout.
     """
     carry_over_former_handoff(resolver)  # first: it only acts while the project has no board yet
     moved: list[PlannedMove] = []
     for source, legacy_dir in resolver.legacy_locations():
-        if legacy_files(source):
-            moved += _migrate_source(resolver, source, legacy_dir)
+        if _unsettled(legacy_dir, source, legacy_files(source)):
+            moved += _migrate_source(resolver, source, legacy_dir, environ)
     for folder, legacy_dir in _mnemonic_imports(resolver, cwd, home, only_with_files=True):
         if not _imported(legacy_dir, folder):
-            moved += _import_copy(resolver, folder, legacy_dir)
+            moved += _import_copy(resolver, folder, legacy_dir, environ)
     return moved
 
 
-def _migrate_source(resolver: PathResolver, source: str, legacy_dir: str) -> list[PlannedMove]:
+def _users_files(files: list[str], environ: Mapping[str, str]) -> list[str] | None:
+    """The ``files`` (of one folder) git does not track: the user's own; None while git cannot say which."""
+    tracked = git_tracks(files, environ, time.monotonic() + TRACKED_SECONDS)
+    return None if tracked is None else [path for path in files if path not in tracked]
+
+
+def _unsettled(legacy_dir: str, source: str, files: list[str]) -> list[str]:
+    """The ``files`` of ``source`` still to decide on: all but those a run left where they are and that are unchanged.
+
+    So a checkout's tracked files cost a manifest read at SessionStart, not a git process.
+    """
+    if not files:
+        return []
+    left: dict[object, object] = {}  # file name: its size and time when it was left
+    for run in _runs(legacy_dir):
+        records = run.get("files")
+        if run.get("source") == source and not run.get("copied") and isinstance(records, list):
+            left.update((r.get("file"), r.get("stat")) for r in records if isinstance(r, dict) and "left" in r)
+    return [path for path in files if left.get(os.path.basename(path)) != _stat(path)]
+
+
+def _stat(path: str) -> list[int] | None:
+    """A file's size and modification time: a file git checks out again, or anyone writes, has new ones."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns]
+
+
+def _migrate_source(
+    resolver: PathResolver, source: str, legacy_dir: str, environ: Mapping[str, str]
+) -> list[PlannedMove]:
     refuse_links(resolver.root, legacy_dir)
     make_dirs(legacy_dir)
     with file_lock(os.path.join(legacy_dir, MANIFEST)):
-        files = legacy_files(source)  # re-check: another session may have migrated meanwhile
+        files = _unsettled(legacy_dir, source, legacy_files(source))  # re-check: another session may have been first
         if not files:
             return []
+        users = _users_files(files, environ)
+        if users is None:  # git could not say which are the repository's: the next SessionStart asks again
+            return []
         taken = set(os.listdir(legacy_dir))
-        records, moves = [], []
-        for path in files:
+        records: list[dict[str, object]] = [
+            {"file": os.path.basename(path), "left": LEFT, "stat": _stat(path)} for path in files if path not in users
+        ]
+        moves = []
+        for path in users:
             name = _free_name(os.path.basename(path), taken)
             taken.add(name)
             size, digest = _size_and_sha256(path)
@@ -140,29 +185,40 @@ def _mnemonic_imports(
     return found
 
 
+def _runs(legacy_dir: str) -> list[dict[str, object]]:
+    """The runs the manifest of ``legacy_dir`` records."""
+    runs = read_json_object(os.path.join(legacy_dir, MANIFEST), MAX_WHOLE_READ).get("migrations")
+    return [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
+
+
 def _imported(legacy_dir: str, folder: str) -> bool:
     """Whether the manifest records a finished import of ``folder``."""
-    runs = read_json_object(os.path.join(legacy_dir, MANIFEST), MAX_WHOLE_READ).get("migrations")
-    runs = runs if isinstance(runs, list) else []
-    return any(isinstance(r, dict) and r.get("copied") and r.get("source") == folder for r in runs)
+    return any(r.get("copied") and r.get("source") == folder for r in _runs(legacy_dir))
 
 
-def _import_copy(resolver: PathResolver, folder: str, legacy_dir: str) -> list[PlannedMove]:
+def _import_copy(resolver: PathResolver, folder: str, legacy_dir: str, environ: Mapping[str, str]) -> list[PlannedMove]:
     """Copy mnemonic's flat files in ``folder`` into ``legacy_dir``, once, and record them.
 
     Each file lands under a name fixed by its folder, so an import a crash cut short is
-    simply done again; mnemonic's files are only read.
+    simply done again; mnemonic's files are only read. Files git tracks (a checkout's
+    ``.claude/mnemonic/.blackboard``) are the repository's: recorded as left, not copied.
     """
     refuse_links(resolver.root, legacy_dir)
     make_dirs(legacy_dir)
     with file_lock(os.path.join(legacy_dir, MANIFEST)):
         if _imported(legacy_dir, folder):  # re-check: another session may have imported meanwhile
             return []
+        files = legacy_files(folder)
+        users = _users_files(files, environ)
+        if users is None:  # git could not say which are the repository's: the next SessionStart asks again
+            return []
         destination = resolver.legacy_copy_dir(legacy_dir, folder)
         make_dirs(destination)
-        records: list[dict[str, object]] = []
+        records: list[dict[str, object]] = [
+            {"file": os.path.basename(p), "left": LEFT} for p in files if p not in users
+        ]
         copies = []
-        for path in legacy_files(folder):
+        for path in users:
             name = os.path.basename(path)
             try:
                 data = read_bounded(path, MAX_WHOLE_READ + 1) or b""

@@ -728,3 +728,135 @@ def test_packed_ref_reads_only_the_named_ref() -> None:
     assert packed_ref(text, "refs/heads/mai") is None
     assert packed_ref(text, "refs/heads/missing") is None
     assert packed_ref("", "refs/heads/main") is None
+
+
+# --- git_tracks: which files a repository brought (ADR 24) ------------------------------------------------------
+
+
+def _ship(project: Path, env: dict, files: dict) -> None:
+    """Commit ``files`` ({path in the checkout: text}) as a repository's author would."""
+    for name, text in files.items():
+        path = project / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(project, env, "add", "--", *files)
+    git(project, env, "commit", "-q", "-m", "ship")
+
+
+def _tracks(paths: list, environ: dict, seconds: float = 30.0):
+    return changes.git_tracks([str(p) for p in paths], environ, time.monotonic() + seconds)
+
+
+def test_git_tracks_names_the_tracked_files_and_the_folders_holding_one(
+    project: Path, git_env: dict, environ: dict
+) -> None:
+    board = project / ".blackboard"
+    _ship(project, git_env, {".blackboard/handoff/latest-handoff.md": "x\n", ".blackboard/sessions/a/_meta.json": "{}"})
+    (board / "handoff" / "handoff-mine.md").write_text("the user's own\n")
+    (project / ".gitignore").write_text("ignored.md\n")
+    (board / "ignored.md").write_text("ignored, so untracked\n")
+    asked = [
+        board / "handoff" / "latest-handoff.md",
+        board / "sessions" / "a",
+        board / "sessions" / "b",
+        board / "handoff" / "handoff-mine.md",
+        board / "ignored.md",
+        board / "no-such-file.md",
+    ]
+    assert _tracks(asked, environ) == {str(asked[0]), str(asked[1])}
+    assert _tracks([board / "sessions"], environ) == {str(board / "sessions")}
+    assert _tracks([], environ) == set()
+
+
+def test_git_tracks_matches_names_ignoring_ascii_case(project: Path, git_env: dict, environ: dict) -> None:
+    """A case-insensitive disk opens the repository's `.Blackboard/Handoff/` for our `.blackboard/handoff/`."""
+    _ship(project, git_env, {".Blackboard/Handoff/latest-handoff.md": "x\n"})
+    asked = project / ".blackboard" / "handoff" / "latest-handoff.md"
+    assert _tracks([asked], environ) == {str(asked)}
+
+
+@pytest.mark.parametrize("name", ["a*.md", "a?c.md", "[a]bc.md", ":(glob)abc.md", "*"])
+def test_git_tracks_takes_every_name_literally(project: Path, git_env: dict, environ: dict, name: str) -> None:
+    _ship(project, git_env, {"abc.md": "x\n"})
+    assert _tracks([project / name], environ) == set()
+
+
+def test_git_tracks_a_name_with_glob_characters_literally(project: Path, git_env: dict, environ: dict) -> None:
+    _ship(project, git_env, {"[x] *.md": "x\n"})
+    assert _tracks([project / "[x] *.md"], environ) == {str(project / "[x] *.md")}
+
+
+def test_git_tracks_outside_any_checkout_is_nothing_and_runs_no_git(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    assert _tracks([folder / "session-notes.md"], {"PATH": str(tmp_path / "no-git-here")}) == set()
+
+
+@pytest.mark.parametrize(
+    "breaks",
+    [
+        pytest.param(_fifo_dot_git, id="dot-git-a-fifo"),
+        pytest.param(_garbage_dot_git, id="dot-git-garbage"),
+        pytest.param(_dangling_gitdir, id="dot-git-pointing-nowhere"),
+        pytest.param(lambda p: (p / ".git" / "index").write_bytes(b"DIRC garbage"), id="index-garbage"),
+    ],
+)
+def test_git_tracks_cannot_say_in_a_broken_repository(project: Path, git_env: dict, environ: dict, breaks) -> None:
+    _ship(project, git_env, {"session-notes.md": "x\n"})
+    breaks(project)
+    assert _tracks([project / "session-notes.md"], environ) is None
+
+
+def test_git_tracks_cannot_say_without_git(project: Path, git_env: dict, tmp_path: Path) -> None:
+    _ship(project, git_env, {"session-notes.md": "x\n"})
+    assert _tracks([project / "session-notes.md"], {"PATH": str(tmp_path / "no-git-here")}) is None
+
+
+def test_git_tracks_cannot_say_when_git_fails(project: Path, tmp_path: Path) -> None:
+    assert _tracks([project / "session-notes.md"], _fake_git(tmp_path / "bin", "exit 128")) is None
+
+
+def test_git_tracks_cannot_say_past_its_deadline(project: Path, tmp_path: Path) -> None:
+    environ = _fake_git(tmp_path / "bin", f"exec {shutil.which('sleep')} 60")
+    began = time.monotonic()
+    assert _tracks([project / "session-notes.md"], environ, seconds=0.5) is None
+    assert time.monotonic() - began < 5
+
+
+def test_git_tracks_cannot_say_when_the_listing_is_too_long_to_read_whole(project: Path, tmp_path: Path) -> None:
+    """Cut, it could leave out the one file that matters: a repository shipping thousands of files says nothing."""
+    flood = f"{shutil.which('head')} -c {changes.MAX_OUTPUT + 1} /dev/zero"
+    environ = _fake_git(tmp_path / "bin", flood)
+    assert _tracks([project / "session-notes.md"], environ) is None
+
+
+def test_git_tracks_never_runs_the_repositorys_fsmonitor(
+    project: Path, git_env: dict, environ: dict, evil: tuple
+) -> None:
+    script, marker = evil
+    _ship(project, git_env, {"session-notes.md": "x\n"})
+    git(project, git_env, "config", "core.fsmonitor", str(script))
+    git(project, git_env, "ls-files")
+    assert marker.exists()  # armed: a plain git ls-files runs it
+    marker.unlink()
+    assert _tracks([project / "session-notes.md"], environ) == {str(project / "session-notes.md")}
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("key", ["clean", "smudge", "process"])
+def test_git_tracks_never_runs_the_repositorys_filter_drivers(
+    project: Path, git_env: dict, environ: dict, evil: tuple, key: str
+) -> None:
+    script, marker = evil
+    _ship(project, git_env, {".gitattributes": "*.md filter=evil\n", "session-notes.md": "x\n"})
+    git(project, git_env, "config", f"filter.evil.{key}", str(script))
+    notes = project / "session-notes.md"
+    notes.write_text("y\n")
+    armed = ["checkout", "--", "session-notes.md"] if key == "smudge" else ["status", "--porcelain"]
+    subprocess.run(["git", "-C", str(project), *armed], env=git_env, capture_output=True, timeout=60)
+    assert marker.exists()  # armed: a plain git status (clean) or checkout (smudge) runs it
+    marker.unlink()
+    notes.write_text("y\n")
+    os.utime(notes, (1, 1))
+    assert _tracks([notes, project / "new.md"], environ) == {str(notes)}
+    assert not marker.exists()

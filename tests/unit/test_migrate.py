@@ -190,3 +190,99 @@ def test_a_former_handoff_is_carried_over_only_to_a_new_board(tmp_path: Path, ro
 
     assert migrate.carry_over_former_handoff(resolver) is False
     assert not os.path.exists(resolver.latest_handoff_path())
+
+
+# --- files a repository ships are its own (ADR 24) --------------------------------------------------------------
+
+
+def _board_in_a_checkout(tmp_path: Path) -> PathResolver:
+    """A root holding checkouts (``BLACKBOARD_ROOT=~/src``): acme/widget's board is its checkout's ``.blackboard``."""
+    from blackboard.project import identify_project
+    from helpers import make_git_project
+
+    root = tmp_path / "src"
+    checkout = make_git_project(root / "acme" / "widget")
+    return PathResolver(str(root), identify_project(str(checkout)))
+
+
+def _commit(resolver: PathResolver, *names: str) -> None:
+    """Commit flat files of the board, as the repository's author did before the user cloned it."""
+    import subprocess
+
+    checkout = str(resolver.project.toplevel)
+    identity = ["-c", "user.name=Else", "-c", "user.email=else@example.invalid", "-c", "commit.gpgsign=false"]
+    paths = [os.path.join(resolver.project_dir, name) for name in names]
+    subprocess.run(["git", "-C", checkout, "add", "--", *paths], check=True)
+    subprocess.run(["git", "-C", checkout, *identity, "commit", "-q", "-m", "ship the board"], check=True)
+
+
+def test_flat_files_git_tracks_stay_where_they_are_and_seed_no_handoff(tmp_path: Path) -> None:
+    resolver = _board_in_a_checkout(tmp_path)
+    files = _legacy(resolver)
+    _commit(resolver, "session-notes.md", "active-tasks.md")
+
+    moved = migrate.migrate_if_needed(resolver, *_where(resolver))
+
+    assert sorted(os.path.basename(m.source) for m in moved) == ["blockers.md", "shared-context.md"]  # the user's
+    board = Path(resolver.project_dir)
+    for name in ("session-notes.md", "active-tasks.md"):
+        assert (board / name).read_bytes() == files[name]  # the repository's, untouched
+        assert not (board / "_legacy" / name).exists()
+    assert not os.path.exists(resolver.latest_handoff_path())
+    (run,) = json.loads((board / "_legacy" / "_migration.json").read_text())["migrations"]
+    assert sorted(r["file"] for r in run["files"] if "left" in r) == ["active-tasks.md", "session-notes.md"]
+
+
+def test_untracked_flat_files_in_a_checkout_are_the_users_and_seed_as_before(tmp_path: Path) -> None:
+    resolver = _board_in_a_checkout(tmp_path)
+    _legacy(resolver)
+    assert len(migrate.migrate_if_needed(resolver, *_where(resolver))) == 4
+    fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "old-2"
+    assert "newest entry" in body
+
+
+def test_files_left_in_place_cost_no_git_until_they_change(tmp_path: Path, monkeypatch) -> None:
+    resolver = _board_in_a_checkout(tmp_path)
+    notes = Path(resolver.project_dir, "session-notes.md")
+    notes.parent.mkdir(parents=True)
+    notes.write_text(OLD_NOTES)
+    _commit(resolver, "session-notes.md")
+    assert migrate.migrate_if_needed(resolver, *_where(resolver)) == []
+    asked = []
+    real = migrate.git_tracks
+    monkeypatch.setattr(migrate, "git_tracks", lambda paths, *a: asked.append(paths) or real(paths, *a))
+
+    assert migrate.migrate_if_needed(resolver, *_where(resolver)) == []
+    assert migrate.plan(resolver, *_where(resolver)) == []
+    assert not any(asked)  # nothing to ask git about: the manifest says the file was left, and it has not changed
+
+    os.utime(notes, (1, 1))  # checked out again, say
+    assert migrate.migrate_if_needed(resolver, *_where(resolver)) == []
+    assert asked[-1] == [str(notes)]
+    assert notes.read_text() == OLD_NOTES
+
+
+def test_while_git_cannot_say_nothing_moves_and_the_next_start_asks_again(tmp_path: Path, monkeypatch) -> None:
+    resolver = _board_in_a_checkout(tmp_path)
+    files = _legacy(resolver)
+    real = migrate.git_tracks
+    monkeypatch.setattr(migrate, "git_tracks", lambda *a: None)
+
+    assert migrate.migrate_if_needed(resolver, *_where(resolver)) == []
+    assert migrate.plan(resolver, *_where(resolver)) == []
+    assert all(Path(resolver.project_dir, name).read_bytes() == data for name, data in files.items())
+    assert not os.path.exists(resolver.latest_handoff_path())
+    assert not os.path.exists(os.path.join(resolver.get_legacy_dir(), "_migration.json"))
+
+    monkeypatch.setattr(migrate, "git_tracks", real)
+    assert len(migrate.migrate_if_needed(resolver, *_where(resolver))) == 4
+
+
+def test_dry_run_lists_only_the_users_files(tmp_path: Path) -> None:
+    resolver = _board_in_a_checkout(tmp_path)
+    _legacy(resolver)
+    _commit(resolver, "session-notes.md")
+    planned = migrate.plan(resolver, *_where(resolver))
+    planned_names = sorted(os.path.basename(p.source) for p in planned)
+    assert planned_names == ["active-tasks.md", "blockers.md", "shared-context.md"]

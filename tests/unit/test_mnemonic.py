@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,63 @@ def test_migrate_dry_run_says_what_would_be_copied(
     assert out.count("copied") == 2
     code, out, _ = run_cli("migrate", "--dry-run")
     assert out.strip() == "nothing to migrate"
+
+
+# --- a checkout's own mnemonic folder, as a repository ships it (ADR 24) ----------------------------------------
+
+
+def _in_checkout(resolver: PathResolver) -> Path:
+    folder = Path(str(resolver.project.toplevel), ".claude", "mnemonic", ".blackboard")
+    folder.mkdir(parents=True)
+    (folder / "session-notes.md").write_bytes(NOTES)
+    (folder / "active-tasks.md").write_bytes(TASKS)
+    return folder
+
+
+def _commit_all(checkout: str) -> None:
+    identity = ["-c", "user.name=Else", "-c", "user.email=else@example.invalid", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "-C", checkout, "add", "-A"], check=True)
+    subprocess.run(["git", "-C", checkout, *identity, "commit", "-q", "-m", "ship mnemonic's notes"], check=True)
+
+
+def test_mnemonic_files_a_checkout_ships_are_left_and_seed_no_handoff(
+    resolver: PathResolver, isolated_home: Path
+) -> None:
+    folder = _in_checkout(resolver)
+    _commit_all(str(resolver.project.toplevel))
+    (folder / "blockers.md").write_bytes(b"the user's own, never committed\n")
+
+    copied = _run(resolver, isolated_home)
+
+    assert [Path(m.source).name for m in copied] == ["blockers.md"]
+    assert not os.path.exists(resolver.latest_handoff_path())
+    (run,) = _manifest(resolver.get_legacy_dir())["migrations"]
+    assert run["copied"] is True and run["source"] == str(folder)
+    assert sorted(r["file"] for r in run["files"] if "left" in r) == ["active-tasks.md", "session-notes.md"]
+    assert (folder / "session-notes.md").read_bytes() == NOTES
+    assert _run(resolver, isolated_home) == []  # decided once, like any import
+    assert migrate.plan(resolver, str(resolver.project.toplevel), str(isolated_home)) == []
+
+
+def test_untracked_mnemonic_files_in_a_checkout_are_the_users_and_seed_as_before(
+    resolver: PathResolver, isolated_home: Path
+) -> None:
+    _in_checkout(resolver)
+    assert len(_run(resolver, isolated_home)) == 2
+    fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "m-1"
+    assert "the note mnemonic kept" in body
+
+
+def test_while_git_cannot_say_a_checkouts_mnemonic_folder_waits(
+    resolver: PathResolver, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _in_checkout(resolver)
+    real = migrate.git_tracks
+    monkeypatch.setattr(migrate, "git_tracks", lambda *a: None)
+    assert _run(resolver, isolated_home) == []
+    assert migrate.plan(resolver, str(resolver.project.toplevel), str(isolated_home)) == []
+    assert not os.path.exists(resolver.latest_handoff_path())
+    assert not os.path.exists(os.path.join(resolver.get_legacy_dir(), "_migration.json"))
+    monkeypatch.setattr(migrate, "git_tracks", real)
+    assert len(_run(resolver, isolated_home)) == 2
