@@ -12,11 +12,13 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from .errors import BlackboardError
 
 BLOB, GITLINK = "blob", "160000"
+MAX_ENTRIES = 100_000  # files of a remote tree one round reads: about 20 000 sessions
+WATCH_SECONDS = 0.1
 # No prompt may wait for a person: git's own, its askpass helpers (an empty GIT_ASKPASS
 # stops git from trying core.askPass and SSH_ASKPASS), Git Credential Manager's, ssh's.
 QUIET_ENV = {
@@ -48,6 +50,10 @@ class GitFailed(BlackboardError):
     def __init__(self, message: str, output: bytes = b"") -> None:
         super().__init__(message)
         self.output = output
+
+
+class TooLarge(GitFailed):
+    """What the remote holds is over a bound this machine keeps: too many files, or too many bytes to fetch."""
 
 
 class Entry:
@@ -98,14 +104,34 @@ class Store:
         except OSError as exc:
             raise GitFailed(f"cannot run git ({exc.strerror}); install git to sync") from None
 
-    def finish(self, proc: subprocess.Popen[bytes], stdin: bytes | None = None, deadline: float | None = None) -> bytes:
-        """Wait for ``proc`` until ``deadline`` (a ``time.monotonic`` value); stop it and its children after."""
-        timeout = None if deadline is None else max(deadline - time.monotonic(), 0.001)
-        try:
-            out, err = proc.communicate(stdin, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _stop(proc)
-            raise GitFailed(f"git {_verb(proc)} ran out of time") from None
+    def finish(
+        self,
+        proc: subprocess.Popen[bytes],
+        stdin: bytes | None = None,
+        deadline: float | None = None,
+        watch: Callable[[], str | None] | None = None,
+    ) -> bytes:
+        """Wait for ``proc`` until ``deadline`` (a ``time.monotonic`` value); stop it and its children after.
+
+        ``watch`` is asked every ``WATCH_SECONDS`` while git works: a reason it returns stops git
+        (``TooLarge``).
+        """
+        while True:
+            timeout = None if deadline is None else max(deadline - time.monotonic(), 0.001)
+            if watch is not None:
+                timeout = WATCH_SECONDS if timeout is None else min(timeout, WATCH_SECONDS)
+            try:
+                out, err = proc.communicate(stdin, timeout=timeout)
+                break
+            except subprocess.TimeoutExpired:
+                stdin = None  # communicate sent it already
+                reason = watch() if watch is not None else None
+                if reason is not None:
+                    _stop(proc)
+                    raise TooLarge(reason) from None
+                if deadline is not None and time.monotonic() >= deadline:
+                    _stop(proc)
+                    raise GitFailed(f"git {_verb(proc)} ran out of time") from None
         if proc.returncode != 0:
             lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
             message = f"git {_verb(proc)} failed: {lines[-1] if lines else f'exit {proc.returncode}'}"
@@ -128,9 +154,58 @@ class Store:
             return None
 
     def tree(self, commit: str, paths: list[str] | None = None, deadline: float | None = None) -> list[Entry]:
-        """Every file of ``commit`` (or under ``paths``), recursively, with sizes."""
-        out = self.run(["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *(paths or [])], deadline=deadline)
-        return [_entry(record) for record in out.split(b"\0") if record]
+        """Every file of ``commit`` (or under ``paths``), recursively, with sizes; ``TooLarge`` past ``MAX_ENTRIES``.
+
+        Read as git writes it, so a tree of a million files costs ``MAX_ENTRIES`` entries of memory.
+        """
+        proc = self.spawn(["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *(paths or [])])
+        entries: list[Entry] = []
+        try:
+            for record in _records(proc, deadline):
+                if len(entries) == MAX_ENTRIES:
+                    raise TooLarge(f"the remote's tree holds over {MAX_ENTRIES} files; refused")
+                entries.append(_entry(record))
+            self.finish(proc, None, deadline)  # its exit status, and its message when it failed
+        finally:
+            _stop(proc)
+        return entries
+
+    def forget(self, ref: str, commit: str | None) -> None:
+        """Point ``ref`` back at ``commit`` (or delete it) and delete every object nothing refers to any more.
+
+        What a refused fetch brought leaves the disk: the pack it came in is rewritten without it.
+        """
+        self.run(["update-ref", ref, commit] if commit else ["update-ref", "-d", ref])
+        for name in ("FETCH_HEAD",):
+            try:
+                os.unlink(os.path.join(self.git_dir, name))
+            except FileNotFoundError:
+                pass
+        self.remove_partial_packs()
+        self.run(["repack", "-a", "-d", "-q"])
+        self.run(["prune", "--expire=now"])
+
+    def remove_partial_packs(self) -> None:
+        """Delete what a stopped fetch was writing (``objects/pack/tmp_*``)."""
+        pack_dir = os.path.join(self.git_dir, "objects", "pack")
+        for name in _names(pack_dir):
+            if name.startswith("tmp_"):
+                try:
+                    os.unlink(os.path.join(pack_dir, name))
+                except OSError:
+                    pass
+
+    def partial_pack_bytes(self) -> int:
+        """The bytes a fetch under way has written so far (its ``objects/pack/tmp_pack_*``)."""
+        pack_dir = os.path.join(self.git_dir, "objects", "pack")
+        total = 0
+        for name in _names(pack_dir):
+            if name.startswith("tmp_"):
+                try:
+                    total += os.lstat(os.path.join(pack_dir, name)).st_size
+                except OSError:
+                    pass
+        return total
 
     def diff(self, old: str, new: str, deadline: float | None = None) -> list[tuple[str, Entry]]:
         """What changed from ``old`` to ``new``: ``(status, entry)`` for each file and folder, as ``new`` has it.
@@ -138,13 +213,19 @@ class Store:
         ``status`` is git's letter (``A`` added, ``M`` changed, ``D`` deleted, ``T`` changed
         kind); a folder's entry has kind ``tree``. Sizes are not known here (-1).
         """
-        out = self.run(["diff-tree", "-r", "-t", "-z", "--no-renames", old, new], deadline=deadline)
-        fields = out.split(b"\0")
-        changes = []
-        for meta, path in zip(fields[0::2], fields[1::2]):
-            old_mode, mode, _, sha, status = meta.decode("ascii", "replace").lstrip(":").split(" ")
-            kind = {"040000": "tree", GITLINK: "commit"}.get(old_mode if status == "D" else mode, BLOB)
-            changes.append((status[:1], Entry(mode, kind, sha, -1, path.decode("utf-8", "surrogateescape"))))
+        proc = self.spawn(["diff-tree", "-r", "-t", "-z", "--no-renames", old, new])
+        changes: list[tuple[str, Entry]] = []
+        try:
+            records = _records(proc, deadline)
+            for meta, path in zip(records, records):  # each change is two records: its modes and shas, its path
+                if len(changes) == MAX_ENTRIES:
+                    raise TooLarge(f"the remote changed over {MAX_ENTRIES} files at once; refused")
+                old_mode, mode, _, sha, status = meta.decode("ascii", "replace").lstrip(":").split(" ")
+                kind = {"040000": "tree", GITLINK: "commit"}.get(old_mode if status == "D" else mode, BLOB)
+                changes.append((status[:1], Entry(mode, kind, sha, -1, path.decode("utf-8", "surrogateescape"))))
+            self.finish(proc, None, deadline)
+        finally:
+            _stop(proc)
         return changes
 
     def reader(self, deadline: float | None = None) -> Reader:
@@ -274,6 +355,29 @@ class Reader:
         for proc in (self.proc, self.checker):
             if proc is not None:
                 _stop(proc)
+
+
+def _records(proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[bytes]:
+    """The NUL-terminated records git writes on stdout, as it writes them, until ``deadline``."""
+    assert proc.stdout is not None
+    pending = b""
+    while True:
+        if deadline is not None and time.monotonic() > deadline:
+            raise GitFailed(f"git {_verb(proc)} ran out of time")
+        chunk = os.read(proc.stdout.fileno(), 1 << 16)
+        if not chunk:
+            break
+        *records, pending = (pending + chunk).split(b"\0")
+        yield from filter(None, records)
+    if pending:
+        yield pending
+
+
+def _names(directory: str) -> list[str]:
+    try:
+        return os.listdir(directory)
+    except OSError:
+        return []
 
 
 def _entry(record: bytes) -> Entry:

@@ -34,7 +34,7 @@ from .fsutil import (
     refuse_links,
     try_lock,
 )
-from .gitstore import BLOB, Entry, GitFailed, Reader, Store
+from .gitstore import BLOB, Entry, GitFailed, Reader, Store, TooLarge
 from .ids import is_session_id
 from .meta import FINISHED, MAX_META_BYTES, Meta, read_meta_or_none, upgrade
 from .paths import BOARD_FILES, META_FILE, PathResolver
@@ -52,6 +52,7 @@ HOST_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 MAX_ACTIVE_RECORDS = 50
 MAX_REFUSALS = 50  # lines of one round's refusals, and of those ``sync status`` keeps
 MAX_STATE_BYTES = 16 * 1024 * 1024
+MAX_FETCH_BYTES = 64 * 1024 * 1024  # one fetch; board files are text, and over 8 MiB are never sent
 MAX_REMOVED = 100_000  # about 4 MiB of state.json
 PUSH_ATTEMPTS = 6
 ROUND_SECONDS = 300.0
@@ -265,9 +266,10 @@ class Fetch:
                 _note_status(self.resolver, "fetch", True, "the remote has no boards of this project yet")
                 return None
             if self.probe and listed != known:  # probed, and new: fetch it now
-                self.store.run(self._args(), deadline=deadline)
+                self.store.finish(self.store.spawn(self._args()), None, deadline, self._too_much)
                 listed = self._fetched()
         except GitFailed as exc:
+            self.store.remove_partial_packs()
             _note_status(self.resolver, "fetch", False, str(exc))
             raise
         if listed != known or self.record_up_to_date:
@@ -277,6 +279,7 @@ class Fetch:
     def _args(self) -> list[str]:
         remote = self.config["remote"]
         return [
+            *("-c", "fetch.unpackLimit=1"),  # always one pack, written where _too_much can see it grow
             "fetch",
             "--no-tags",
             "--quiet",
@@ -288,12 +291,18 @@ class Fetch:
     def _listed(self, deadline: float) -> str:
         """The remote's commit as ``ls-remote`` saw it; without a probe, as the fetch brought it."""
         try:
-            out = self.store.finish(self.proc, None, deadline)
+            out = self.store.finish(self.proc, None, deadline, None if self.probe else self._too_much)
         except GitFailed as exc:
             if not self.probe and "couldn't find remote ref" in str(exc):
                 return ""
             raise
         return out.split(b"\t", 1)[0].decode("ascii", "replace") if self.probe else self._fetched()
+
+    def _too_much(self) -> str | None:
+        """Why the fetch under way must stop: it has brought more than ``MAX_FETCH_BYTES``."""
+        if self.store.partial_pack_bytes() <= MAX_FETCH_BYTES:
+            return None
+        return f"the remote sent over {MAX_FETCH_BYTES // (1024 * 1024)} MiB of boards; refused, nothing kept"
 
     def _fetched(self) -> str:
         """The commit the fetch brought. A remote's ref may name anything: a tree or a blob is refused."""
@@ -332,6 +341,9 @@ def import_commit(
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
         entries, unremoved = _entries_to_read(store, reader, state.imported, commit, deadline)
         layout = _Layout(entries)
+        if layout.oversized:
+            over = f"over {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+            raise TooLarge(f"the remote holds files {over} ({layout.oversized[0]}…); refused, nothing kept")
         result.refused += layout.problems
         result.refused += _take_removals(resolver, state, layout.removed, host)
         for session_id in unremoved:  # a machine went on in a removed session and sent it again
@@ -449,7 +461,7 @@ def _entries_to_read(
         try:
             changes = store.diff(old, new, deadline)
         except GitFailed as exc:
-            if "ran out of time" in str(exc):
+            if isinstance(exc, TooLarge) or "ran out of time" in str(exc):
                 raise
             changes = None  # the old commit is gone (the remote was rewritten): read the whole tree
     if changes is None:
@@ -492,6 +504,7 @@ class _Layout:
         self.active: dict[str, Entry] = {}
         self.problems: list[str] = []
         self.spoiled: set[str] = set()  # sessions with a refused file: refused whole
+        self.oversized: list[str] = []  # files over MAX_FILE_BYTES: the whole commit is refused and forgotten
         refused = 0
         for entry in entries:
             problem = self._place(entry)
@@ -519,6 +532,7 @@ class _Layout:
             self.removed.add(parts[1])
             return None
         if size > MAX_FILE_BYTES:
+            self.oversized.append(inline(path, 200))
             return f"over {MAX_FILE_BYTES // (1024 * 1024)} MiB; refused"
         if parts[0] == "sessions" and len(parts) == 3 and is_session_id(parts[1]) and parts[2] in SESSION_FILES:
             self.sessions.setdefault(parts[1], {})[parts[2]] = entry
@@ -907,6 +921,10 @@ def sync_round(
             try:
                 with fetch.store.tidying(deadline) as tidying:  # git packs what earlier rounds left meanwhile
                     imported = import_commit(resolver, fetch.store, state, commit, host, deadline)
+            except TooLarge as exc:  # refused whole: what the fetch brought leaves the disk
+                fetch.store.forget(FETCHED, state.imported)
+                _note_status(resolver, "fetch", False, str(exc))
+                raise
             finally:
                 state.save(resolver)  # what moved in is remembered even when the import stopped half-way
             _note_status(resolver, "tidy", tidying.problem is None, tidying.problem or "packed when due")
@@ -1006,6 +1024,9 @@ def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str
             return Imported()
         try:
             return import_commit(resolver, fetch.store, state, commit, settings.host(environ), deadline)
+        except TooLarge as exc:  # the round this SessionStart starts forgets it: no time for that here
+            _note_status(resolver, "fetch", False, str(exc))
+            return None
         finally:
             state.save(resolver)  # what moved in is remembered even when the import stopped half-way
     finally:

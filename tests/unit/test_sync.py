@@ -9,7 +9,7 @@ import pytest
 
 from blackboard import registry, settings, sync
 from blackboard.errors import BlackboardError
-from blackboard.gitstore import Entry, GitFailed, Store
+from blackboard.gitstore import Entry, GitFailed, Store, TooLarge
 from blackboard.paths import PathResolver
 from blackboard.project import Project
 
@@ -313,23 +313,65 @@ def test_a_session_that_changed_in_part_arrives_whole(tmp_path: Path, bare: str)
     assert json.loads((folder / "_meta.json").read_text())["host"] == "beta"
 
 
-def test_an_oversized_file_in_a_later_commit_is_refused_and_nothing_of_its_session_written(
-    tmp_path: Path, bare: str
-) -> None:
-    """An incremental import asks the sizes of what the diff names: the cap holds there too."""
+def _objects(git_dir: str) -> int:
+    """Every object the repository holds, packed or loose."""
+    out = Store(git_dir, os.environ).run(["count-objects", "-v"]).decode()
+    counts = dict(line.split(": ") for line in out.splitlines())
+    return int(counts["count"]) + int(counts["in-pack"])
+
+
+def test_an_oversized_file_in_a_later_commit_is_refused_and_nothing_of_it_stays(tmp_path: Path, bare: str) -> None:
+    """An incremental import asks the sizes of what the diff names; a file over the cap refuses the commit."""
     alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
     _ended(beta, "b1", "beta")
     _round(beta, "beta")
     _round(alpha, "alpha")
+    held = _objects(alpha.sync_repo)
     meta = Path(beta.meta_path("b1")).read_text().replace('"b1"', '"x9"')
-    _hostile(bare, {"sessions/x9/_meta.json": meta.encode(), "sessions/x9/session-notes.md": b"y" * (9 << 20)})
+    _hostile(bare, {"sessions/x9/_meta.json": meta.encode(), "sessions/x9/session-notes.md": os.urandom(9 << 20)})
 
-    done = _round(alpha, "alpha")
+    with pytest.raises(TooLarge, match="over 8 MiB"):
+        _round(alpha, "alpha")
 
-    # refused by its size before any content is read: the diff names no sizes, they are asked for first
-    assert any(line.startswith("sessions/x9/session-notes.md: over 8 MiB") for line in done.refused)
     assert not os.path.lexists(alpha.get_session_blackboard_dir("x9"))
     assert list(Path(alpha.sync_dir).glob("incoming/x9-*")) == []
+    assert _objects(alpha.sync_repo) <= held + 2  # the refused commit's objects are gone
+    size = sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file())
+    assert size < 1 << 20
+    assert "over 8 MiB" in json.loads(Path(alpha.sync_file("status.json")).read_text())["fetch"]["detail"]
+
+
+def test_a_fetch_over_its_byte_cap_is_stopped_and_leaves_nothing(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    monkeypatch.setattr(sync, "MAX_FETCH_BYTES", 2 << 20)
+    _hostile(bare, {f"junk/{i}": os.urandom(1 << 20) for i in range(6)})  # 6 MiB that do not compress
+
+    with pytest.raises(TooLarge, match="over 2 MiB"):
+        _round(alpha, "alpha")
+
+    pack_dir = Path(alpha.sync_repo) / "objects" / "pack"
+    assert [p.name for p in pack_dir.iterdir() if p.name.startswith("tmp_")] == []
+    size = sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file())
+    assert size < 1 << 20
+
+
+def test_a_tree_over_its_entry_cap_is_refused_in_bounded_memory(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blackboard import gitstore
+
+    alpha = _machine(tmp_path, "alpha", bare)
+    monkeypatch.setattr(gitstore, "MAX_ENTRIES", 500)
+    _hostile(bare, {f"junk/{i}": b"x%d" % i for i in range(2000)})
+
+    with pytest.raises(TooLarge, match="over 500 files"):
+        _round(alpha, "alpha")
+    assert sync.State.load(alpha).imported is None
 
 
 def test_sessions_moved_in_by_an_import_cut_short_are_no_conflicts_later(tmp_path: Path, bare: str) -> None:
