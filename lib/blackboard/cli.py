@@ -690,5 +690,5 @@ def _fail(message: str, status: int, obj: Dict[str, Any]) -> int:
         import traceback
 
         traceback.print_exc()
-    click.echo(f"blackboard: error: {message.splitlines()[0] if message else 'failed'}", err=True)
+    click.echo(f"blackboard: error: {redact(message.splitlines()[0]) if message else 'failed'}", err=True)
     return status

@@ -859,3 +859,43 @@ def test_a_remote_tree_of_a_million_files_costs_a_round_bounded_memory_and_leave
     assert peak_kib < max(before, 200 * 1024), f"{peak_kib // 1024} MiB"  # it took 570 to 855 MiB
     (repo,) = alpha.root.glob("*/*/.blackboard/_sync/repo.git")
     assert sum(p.stat().st_size for p in repo.rglob("*") if p.is_file()) < 1 << 20
+
+
+def test_a_token_in_the_remote_url_never_shows(machines) -> None:
+    """Azure DevOps and GitHub clones often carry a personal access token in the URL."""
+    (alpha,) = machines(1, enable=False)
+    older_git = alpha.home / "bin"  # an older git quotes the URL, token and all, in its messages
+    older_git.mkdir()
+    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True).stdout.strip()
+    (older_git / "git").write_text(
+        "#!/bin/sh\n"
+        'for arg in "$@"; do case "$arg" in https://*) '
+        "echo \"fatal: unable to access '$arg/': Could not resolve host\" >&2; exit 128;; esac; done\n"
+        f'exec {real_git} "$@"\n'
+    )
+    (older_git / "git").chmod(0o755)
+    alpha.env["PATH"] = f"{older_git}:{alpha.env['PATH']}"
+    token = "k3x9" * 13  # 52 characters, as an Azure DevOps token
+    _git("remote", "set-url", "origin", f"https://{token}@127.0.0.1:9/org/widget/_git/widget", cwd=alpha.clone)
+    shown = [alpha.cli("where").stdout, alpha.cli("where", "--json").stdout]
+    shown.append(alpha.cli("sync", "enable", "--yes").stdout)
+    failed = alpha.cli("sync", check=False)  # git fails, naming the remote
+    assert failed.returncode == 1
+    shown += [
+        failed.stdout,
+        failed.stderr,
+        alpha.cli("sync", "status").stdout,
+        alpha.cli("sync", "status", "--json").stdout,
+    ]
+    alpha.session("a1", "a note")
+    shown.append(alpha.context("a2"))
+    time.sleep(1.0)  # the background round SessionEnd started has failed and logged why
+    shown += [
+        p.read_text(errors="replace")
+        for p in alpha.root.rglob("*")
+        if p.is_file() and p.suffix in (".log", ".md", ".json") and p.name != "config.json"
+    ]
+    assert "127.0.0.1:9" in "".join(shown)  # the remote itself is named
+    # _sync/config.json (0600) is the one place that keeps the URL whole: git needs it to push
+    for text in shown:
+        assert token not in text
