@@ -7,14 +7,15 @@ a session stuck ``active`` is marked abandoned the way SessionStart would.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
-from typing import Iterator, List, Mapping, NamedTuple
+from typing import Iterator, List, Mapping, NamedTuple, Tuple
 
 from . import environment, handoff, recovery, render, settings
 from .clock import compact_now, format_utc, now_iso
 from .errors import BlackboardError
-from .fsutil import held_for, make_dirs
+from .fsutil import PRIVATE_DIR, PRIVATE_FILE, held_for, make_dirs
 from .meta import ABANDONED, ACTIVE, FINISHED, new_meta, write_meta
 from .paths import PathResolver
 from .registry import (
@@ -193,10 +194,14 @@ def _check_leftovers(root: str, repair: bool) -> List[Finding]:
     """Temporary files of writers that crashed, and locks held for a long time."""
     findings = []
     now = time.time()
+    loose: List[Tuple[str, int]] = []  # folders and files other users can read or write, with their modes
     for dirpath, dirnames, filenames in os.walk(root):
         if os.path.basename(dirpath) == "_strays":  # what doctor --fix set aside: named once, kept as it is
             dirnames[:] = []
             continue
+        mode = _folder_mode(dirpath)
+        if mode & 0o077:
+            loose.append((dirpath, mode))
         links = [name for name in dirnames + filenames if os.path.islink(os.path.join(dirpath, name))]
         in_a_session = os.path.basename(os.path.dirname(dirpath)) == "sessions"  # _check_sessions names those
         for name in [] if in_a_session else links:
@@ -209,9 +214,13 @@ def _check_leftovers(root: str, repair: bool) -> List[Finding]:
                 continue
             path = os.path.join(dirpath, name)
             try:
-                age = now - os.lstat(path).st_mtime
+                info = os.lstat(path)
             except FileNotFoundError:  # a writer finished (or a cleanup ran) during the walk
                 continue
+            age = now - info.st_mtime
+            private = name.endswith(".lock") or not stat.S_ISREG(info.st_mode)  # a lock holds nothing
+            if not private and info.st_mode & 0o077:
+                loose.append((path, stat.S_IMODE(info.st_mode)))
             if name.startswith(".") and name.endswith(".tmp") and age > TEMP_FILE_AGE:
                 fixed = repair and _remove(path)
                 fix = "blackboard doctor --fix removes it (the file it was replacing is intact)"
@@ -221,7 +230,33 @@ def _check_leftovers(root: str, repair: bool) -> List[Finding]:
                 if held > LOCK_HELD_TOO_LONG:
                     problem = f"{path} has been held for {held / 60:.0f} minutes"
                     findings.append(Finding(problem, f"find the holder: fuser {path}"))
+    if loose:
+        example = f"{loose[0][0]} (mode {loose[0][1]:04o})"
+        problem = f"{len(loose)} file(s) and folder(s) under {root} can be read by other users, e.g. {example}"
+        fix = f"blackboard doctor --fix makes files {PRIVATE_FILE:04o} and folders {PRIVATE_DIR:04o}"
+        findings.append(Finding(problem, fix, repair and _tighten([path for path, _ in loose])))
     return findings
+
+
+def _folder_mode(path: str) -> int:
+    """The permission bits of a real folder (not a link); 0 for anything else."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return 0
+    return stat.S_IMODE(info.st_mode) if stat.S_ISDIR(info.st_mode) else 0
+
+
+def _tighten(paths: List[str]) -> bool:
+    """Make each file ``PRIVATE_FILE`` and each folder ``PRIVATE_DIR``, never through a link."""
+    for path in paths:
+        try:
+            info = os.lstat(path)
+            if stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode):
+                os.chmod(path, PRIVATE_DIR if stat.S_ISDIR(info.st_mode) else PRIVATE_FILE)
+        except FileNotFoundError:
+            continue
+    return True
 
 
 def _remove(path: str) -> bool:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 
 from .errors import BlackboardError
+from .fsutil import read_bounded
 
 BLOB, GITLINK = "blob", "160000"
 MAX_ENTRIES = 100_000  # files of a remote tree one round reads: about 20 000 sessions
@@ -75,8 +76,11 @@ class Store:
     def ensure(self) -> None:
         """Create the bare repository once; it never collects garbage or maintains itself on its own."""
         if os.path.isfile(os.path.join(self.git_dir, "HEAD")):
+            if b"sharedrepository" not in (read_bounded(os.path.join(self.git_dir, "config"), 1 << 16) or b"").lower():
+                self.run(["config", "core.sharedRepository", "0600"])  # made by a version that let the umask decide
             return
-        self.run(["init", "--bare", "--quiet", self.git_dir], bare=False)
+        # 0600: what git writes is this user's alone (folders 0700), whatever the umask
+        self.run(["init", "--bare", "--quiet", "--shared=0600", self.git_dir], bare=False)
         for key, value in (("gc.auto", "0"), ("maintenance.auto", "false"), ("core.logAllRefUpdates", "false")):
             self.run(["config", key, value])
 

@@ -281,6 +281,7 @@ class Fetch:
         return [
             *("-c", "fetch.unpackLimit=1"),  # always one pack, written where _too_much can see it grow
             "fetch",
+            "--no-write-fetch-head",  # it would name the remote in a file git makes under the umask
             "--no-tags",
             "--quiet",
             *_served_by("upload-pack", remote),

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -12,11 +13,14 @@ from blackboard.paths import PathResolver
 from helpers import dead_pid, run_cli
 
 
-def _problems(root: Path, repair: bool = False) -> list:
+def _problems(root: Path, repair: bool = False, modes: bool = False) -> list:
+    """Doctor's findings, but for the test's environment and (unless ``modes``) the modes of files the test made."""
     return [
         f
         for f in doctor.examine(str(root), os.environ, repair)
-        if "environment" not in f.problem and "running on" not in f.problem
+        if "environment" not in f.problem
+        and "running on" not in f.problem
+        and (modes or "other users" not in f.problem)
     ]
 
 
@@ -246,3 +250,23 @@ def test_a_board_file_replaced_by_a_link_is_named_and_set_aside_and_its_target_k
     assert _problems(root) == []
     assert not os.path.lexists(notes) and target.read_text() == "not the board's"
     assert (Path(resolver.strays_dir) / "s1-session-notes.md").is_symlink()
+
+
+def test_files_and_folders_other_users_can_read_are_named_and_tightened(resolver: PathResolver, root: Path) -> None:
+    """Boards an older version wrote under the umask (0644, 0755) are named once, and --fix makes them private."""
+    session.start(resolver, "s1", "startup", {})
+    board.Board(resolver, "s1").note("a private finding", "main")
+    notes = Path(resolver.board_file("s1", "notes"))
+    notes.chmod(0o644)
+    Path(resolver.sessions_dir).chmod(0o755)
+
+    (finding,) = [f for f in _problems(root, modes=True) if "other users" in f.problem]
+    assert "2 file(s) and folder(s)" in finding.problem and "mode 0" in finding.problem
+    assert not finding.fixed
+
+    (fixed,) = [f for f in _problems(root, repair=True, modes=True) if "other users" in f.problem]
+    assert fixed.fixed
+    assert stat.S_IMODE(notes.stat().st_mode) == 0o600
+    assert stat.S_IMODE(Path(resolver.sessions_dir).stat().st_mode) == 0o700
+    assert not [f for f in _problems(root, modes=True) if "other users" in f.problem]
+    assert "a private finding" in notes.read_text()

@@ -645,3 +645,16 @@ def test_the_state_forgets_sessions_gone_from_this_machine_and_keeps_the_newest_
     state.save(resolver)
     assert os.path.getsize(resolver.sync_file("state.json")) < sync.MAX_STATE_BYTES
     assert list(sync.State.load(resolver).removed) == removals[50:]
+
+
+def test_the_private_repository_is_this_users_alone_whatever_the_umask(tmp_path: Path, bare: str) -> None:
+    old = os.umask(0o022)
+    try:
+        alpha = _machine(tmp_path, "alpha", bare)
+        _ended(alpha, "a1", "alpha")
+        _round(alpha, "alpha")
+    finally:
+        os.umask(old)
+    repo = Path(alpha.sync_repo)
+    loose = [p for p in [repo, *repo.rglob("*")] if not p.is_symlink() and p.stat().st_mode & 0o077]
+    assert loose == []
