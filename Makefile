@@ -1,11 +1,12 @@
 # make demo  - watch two sessions hand off through the real hooks
-# make test  - lint, unit, integration and end-to-end tests (needs python3 and npm)
+# make test  - lint, unit, integration and end-to-end tests (needs python3 and npm), and the unit
+#              tests on Python 3.9 and 3.13 when the machine has them
 PYTHON ?= python3
 VENV := .venv
 CLAUDE_VERSION := 2.1.330
 CLAUDE := .cache/claude-$(CLAUDE_VERSION)/node_modules/.bin/claude
 
-.PHONY: demo test lint unit bench e2e-cli clean
+.PHONY: demo test lint unit unit-pythons bench e2e-cli clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +31,10 @@ lint: $(VENV)/.installed
 unit: $(VENV)/.installed
 	$(VENV)/bin/pytest -m "not e2e"
 
-test: lint $(CLAUDE)
+unit-pythons: $(VENV)/.installed
+	$(VENV)/bin/python scripts/unit_on_pythons.py
+
+test: lint $(CLAUDE) unit-pythons
 	BLACKBOARD_CLAUDE=$(CURDIR)/$(CLAUDE) $(VENV)/bin/pytest
 
 clean:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -83,18 +84,56 @@ def test_first_session_builds_the_environment_with_pip(tmp_path: Path, repo: Pat
     assert "-m venv" in (data / "venv.build.log").read_text()
 
 
-def test_changed_requirements_rebuild_the_environment(tmp_path: Path, repo: Path) -> None:
+def _oldest_python() -> Optional[str]:
+    """The oldest supported interpreter (3.9, macOS's own) when the machine has one that runs."""
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path(pwd.getpwuid(os.getuid()).pw_dir) / ".pyenv")
+    candidates = [shutil.which("python3.9"), *map(str, sorted(pyenv.glob("versions/3.9*/bin/python3.9")))]
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+def _path_with(tmp_path: Path, python: str, uv: bool) -> str:
+    """A PATH whose python3 is ``python``, with uv (the dev tools') or without."""
+    first = tmp_path / f"bin-{Path(python).name}-{'uv' if uv else 'pip'}"
+    first.mkdir()
+    (first / "python3").symlink_to(python)
+    if uv:
+        (first / "uv").symlink_to(Path(DEV_BIN) / "uv")
+    dirs = [d for d in os.environ["PATH"].split(os.pathsep) if d and not (Path(d) / "uv").exists()]
+    return os.pathsep.join([str(first)] + dirs)
+
+
+@pytest.mark.parametrize("route", ["uv", "pip"])
+@pytest.mark.parametrize("oldest", [False, True], ids=["this-python", "python3.9"])
+def test_changed_requirements_rebuild_the_environment(tmp_path: Path, repo: Path, route: str, oldest: bool) -> None:
+    """Before Python 3.11 a venv made from a venv's python linked to it, and a rebuild's python to itself."""
+    python = _oldest_python() if oldest else str(Path(sys.base_prefix) / "bin" / "python3")
+    if python is None:
+        pytest.skip("no python3.9 on this machine")
+    if route == "uv" and not shutil.which("uv", path=DEV_BIN):
+        pytest.skip("uv comes with the dev tools `make test` installs")
     plugin, data = _plugin_copy(tmp_path), tmp_path / "data"
-    path = f"{DEV_BIN}{os.pathsep}{os.environ['PATH']}"
-    assert _start(plugin, data, repo, path).returncode == 0
+    path = _path_with(tmp_path, python, route == "uv")
+    first = _start(plugin, data, repo, path)
+    assert first.returncode == 0 and first.stderr == b"", first.stderr
     (data / "venv" / "old-build").write_text("x")
     with open(plugin / "requirements.txt", "a") as handle:
         handle.write("# a new pin\n")
     result = _start(plugin, data, repo, path, "s2")
     assert result.returncode == 0
-    assert result.stderr == b""
+    assert result.stderr == b"", result.stderr
     assert not (data / "venv" / "old-build").exists()
     _assert_ready(data / "venv", plugin)
+    version = subprocess.run([python, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True)
+    built = subprocess.run(
+        [str(data / "venv" / "bin" / "python"), "-c", "import sys; print(sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+    )
+    assert built.stdout == version.stdout  # and it runs: no link to itself
+    assert "acme/widget" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
 def test_an_environment_that_cannot_be_built_fails_open(tmp_path: Path, repo: Path) -> None:
@@ -108,3 +147,37 @@ def test_an_environment_that_cannot_be_built_fails_open(tmp_path: Path, repo: Pa
     assert not (data / "venv").exists()
     # The start path needs no third-party module, so the session still gets its board.
     assert "acme/widget" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_command_says_in_one_line_why_it_has_no_environment_and_does_not_rebuild_each_time(
+    tmp_path: Path, repo: Path
+) -> None:
+    plugin = _plugin_copy(tmp_path, requirements="blackboard-no-such-package-for-tests==0.0.1\n")
+    shutil.copytree(REPO / "bin", plugin / "bin")
+    data = tmp_path / "data"
+    env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(plugin), CLAUDE_PLUGIN_DATA=str(data))
+    env["PATH"] = _path_without_uv(tmp_path)
+    env.pop("BLACKBOARD_VENV", None)
+
+    def call() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(plugin / "bin" / "blackboard"), "where"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    first = call()
+    assert first.returncode == 1
+    (line,) = first.stderr.splitlines()
+    assert "could not build its Python environment" in line and "--now" in line
+    assert "Traceback" not in first.stderr
+    log = (data / "venv.build.log").read_text()
+
+    again = call()
+    assert again.returncode == 1
+    (line,) = again.stderr.splitlines()
+    assert "tried again in" in line and "--now" in line
+    assert (data / "venv.build.log").read_text() == log  # no second attempt
