@@ -19,6 +19,7 @@ from .approve import OPTION
 from .board import Board, locate
 from .entries import Entry
 from .errors import BlackboardError
+from .ids import is_session_id
 from .ledger import CLOSED_STATUSES, Item
 from .meta import STATUSES
 from .paths import PathResolver
@@ -638,7 +639,13 @@ def where() -> None:
         board = _board()
         data.update(session_id=board.session_id, session_from=board.found_by, board_dir=board.directory)
     except BlackboardError as exc:
-        data.update(session_id=None, session_from=str(exc), board_dir=None)
+        named = _options().get("session")
+        if named and is_session_id(named):  # no board yet: where it would be
+            where_it_would_be = resolver.get_session_blackboard_dir(named)
+            data.update(session_id=named, session_from="--session; it has no board yet: here it would be")
+            data.update(board_dir=where_it_would_be)
+        else:
+            data.update(session_id=None, session_from=str(exc), board_dir=None)
     data = {key: redact(value) if isinstance(value, str) else value for key, value in data.items()}
     lines = [f"{key:<13} {value}" for key, value in data.items()]
     _emit(data, "\n".join(lines))

@@ -1,4 +1,5 @@
-"""Where everything lives. ``PathResolver`` computes every path under the root and touches no disk.
+"""Where everything lives. ``PathResolver`` computes every path under the root and touches no disk
+(but for ``list_session_blackboards``, mnemonic's ADR-011 name for a listing that ``registry`` does).
 
 Example: ``~/.claude/blackboard/acme/widget/.blackboard/sessions/abc123/_meta.json``.
 """
@@ -114,6 +115,15 @@ class PathResolver:
     def get_handoff_dir(self) -> str:
         """``.../.blackboard/handoff``."""
         return os.path.join(self.project_dir, "handoff")
+
+    def list_session_blackboards(self, active_only: bool = False) -> list[str]:
+        """The session directories, newest first; with ``active_only``, those whose ``_meta.json`` says active.
+
+        ADR-011's name for ``registry.list_sessions``, which reads the disk (this class does not).
+        """
+        from .registry import list_sessions  # registry builds on this module
+
+        return [entry.directory for entry in list_sessions(self, "active" if active_only else None)]
 
     def handoff_path(self, session_id: str) -> str:
         """``.../handoff/handoff-{session_id}.md``."""

@@ -8,12 +8,13 @@ from collections.abc import Mapping
 
 from . import handoff, settings, summary
 from .clock import now_iso
+from .entries import initial_text
 from .errors import BlackboardError
-from .fsutil import file_lock, make_dirs, refuse_links
+from .fsutil import create_exclusive, file_lock, make_dirs, refuse_links
 from .gitinfo import resolve_head
 from .ids import optional_str
 from .meta import ACTIVE, ENDED, Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
-from .paths import PathResolver
+from .paths import BOARD_FILES, PathResolver
 from .registry import (
     active_session_ids,
     mark_active,
@@ -64,9 +65,12 @@ def _create(
     parent: str | None,
     claude_pid: str | None,
 ) -> None:
-    # The three board files appear with their first entry (entries.append): creating files is
-    # most of what a SessionStart costs on some file systems, and many sessions never write.
+    # ADR-011's layout: a session folder holds its three board files from the start, and the
+    # handoff folder exists with the board.
     make_dirs(resolver.get_session_blackboard_dir(session_id))
+    for kind in BOARD_FILES:
+        create_exclusive(resolver.board_file(session_id, kind), initial_text(kind, session_id))
+    make_dirs(resolver.get_handoff_dir())
     cwd = payload.get("cwd")
     meta = new_meta(
         session_id,

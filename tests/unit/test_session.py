@@ -12,7 +12,10 @@ def _meta(resolver: PathResolver, session_id: str) -> dict:
 
 def test_startup_creates_the_board(resolver: PathResolver) -> None:
     started = session.start(resolver, "s1", "startup", {"cwd": "/w", "transcript_path": "/t.jsonl"}, "4242")
-    assert os.listdir(started.board_dir) == ["_meta.json"]  # the board files come with their first entry
+    names = ["_meta.json", "active-tasks.md", "session-notes.md", "shared-context.md"]
+    assert sorted(os.listdir(started.board_dir)) == names  # mnemonic's ADR-011 layout, from the start
+    assert os.path.isdir(resolver.get_handoff_dir())
+    assert (Path(started.board_dir) / "session-notes.md").read_text().startswith("# Session notes — session s1\n")
     meta = _meta(resolver, "s1")
     assert meta["status"] == "active"
     assert meta["source"] == "startup"
@@ -129,7 +132,7 @@ def test_a_board_file_starts_with_its_header_and_first_entry(resolver: PathResol
     text = (Path(started.board_dir) / "active-tasks.md").read_text()
     assert text.startswith("# Active tasks — session s1\n")
     assert "\n## t1\n" in text
-    assert not (Path(started.board_dir) / "session-notes.md").exists()
+    assert text.count("# Active tasks") == 1
 
 
 def test_a_stop_straddling_the_end_leaves_the_final_handoff(resolver: PathResolver, monkeypatch) -> None:

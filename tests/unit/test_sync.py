@@ -307,7 +307,8 @@ def test_a_session_that_changed_in_part_arrives_whole(tmp_path: Path, bare: str)
     assert done.imported == ["b1"]
     assert done.refused == []
     folder = Path(alpha.get_session_blackboard_dir("b1"))
-    assert sorted(p.name for p in folder.iterdir()) == ["_meta.json", "active-tasks.md", "session-notes.md"]
+    names = ["_meta.json", "active-tasks.md", "session-notes.md", "shared-context.md"]
+    assert sorted(p.name for p in folder.iterdir()) == names
     assert "added after the end" in (folder / "session-notes.md").read_text()
     assert "a task left open" in (folder / "active-tasks.md").read_text()
     assert json.loads((folder / "_meta.json").read_text())["host"] == "beta"
