@@ -1,126 +1,242 @@
-"""Replace secrets with ``[REDACTED]`` wherever text leaves the board (docs/adr/0016-secrets.md).
+"""Replace secrets with ``[REDACTED]`` wherever text leaves the board (docs/adr/0016-secrets.md, 0023).
 
-Two kinds of patterns, written from the providers' published formats: tokens whose whole
-match is the secret (``ghp_…``, ``AKIA…``, private key blocks), and values whose
-surroundings stay readable (``PASSWORD=[REDACTED]``, ``postgres://app:[REDACTED]@db``).
+Two kinds of patterns, written from the providers' published formats: tokens whose whole match is
+the secret (``ghp_…``, ``AKIA…``, private key blocks, password hashes), and values whose surroundings
+stay readable (``password: [REDACTED]``, ``postgres://app:[REDACTED]@db``).
+
+Each pattern comes with a marker, text that every one of its matches holds (compared in lower
+case). A pattern whose marker is not in the text is neither compiled nor run: a hook makes one call,
+and compiling every pattern would cost it more than running the few its text can match. Patterns
+that start at a name (``password: …``) run only on the lines that hold a word naming a secret.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
 REDACTED = "[REDACTED]"
 
+
+# A key block up to its END line (no run of four dashes comes before it); without one, its header and
+# the key's own lines that follow (RFC 1421 headers, base64 rows): a broken block costs only itself.
+PRIVATE_KEY_BLOCK = (
+    r"(?i:-{4,5} ?BEGIN [A-Z0-9 _-]{0,40}?PRIVATE KEY(?: BLOCK)? ?-{4,5})"
+    r"(?:(?:[^-]|-(?!---))*-{4,5} ?(?i:END)[^\n-]{0,60}-{4,5}"
+    r"|(?:\r?\n(?:[A-Za-z0-9+/]+={0,2}\r?(?=\n|\Z)|[A-Za-z-]+: [^\n]*|(?=\r?\n[A-Za-z0-9+/]{20,})))*)"
+)
+
+# (marker, pattern): the whole match is the secret.
 TOKENS = [
-    # A key block up to its END line; without one, its header and the key's own lines that follow
-    # (RFC 1421 headers, base64 rows): a broken block costs only itself, not the rest of the text.
-    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,16384}?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-    r"|(?:\r?\n(?:[A-Za-z0-9+/]+={0,2}\r?(?=\n|\Z)|[A-Za-z-]+: [^\n]*|(?=\r?\n[A-Za-z0-9+/]{20,})))*)",
-    r"\bsk-ant-[A-Za-z0-9_-]{16,}",
+    ("private key", PRIVATE_KEY_BLOCK),  # PEM, OpenSSH, PGP, SSH2; any case, four or five dashes
+    ("private-lines", r"Private-Lines: \d+(?:\r?\n[A-Za-z0-9+/=]+)+"),  # PuTTY .ppk private part
+    # Password hashes (/etc/shadow, htpasswd, LDAP, Django): crackable offline, so as good as the password.
+    ("$", r"\$(?:1|apr1)\$[./0-9A-Za-z]{1,8}\$[./0-9A-Za-z]{22}"),  # md5crypt, Apache MD5
+    ("$", r"\$[56]\$(?:rounds=\d{1,9}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{43,86}"),  # sha256crypt, sha512crypt
+    ("$", r"\$2[abxy]?\$\d\d\$[./0-9A-Za-z]{53}"),  # bcrypt
+    ("$", r"\$g?y\$[./0-9A-Za-z]+\$[./0-9A-Za-z]+\$[./0-9A-Za-z]{43}"),  # yescrypt
+    ("$argon2", r"\$argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+"),
+    ("pbkdf2", r"\$?pbkdf2[_-]sha\d+\$\d+\$[A-Za-z0-9+/.=]+\$[A-Za-z0-9+/.=]{16,}"),  # passlib, Django
+    ("}", r"\{(?i:ssha(?:256|512)?|sha(?:256|512)?|smd5|md5|crypt)\}[A-Za-z0-9+/=.$]{8,}"),  # LDAP userPassword
+    # Vendor tokens, as gitleaks' rules describe them.
+    ("sk-ant-", r"\bsk-ant-[A-Za-z0-9_-]{16,}"),  # Anthropic
     # OpenAI and the keys shaped like it: a slug such as a branch `sk-learn-upgrade` is short,
     # or has no digit or capital; a key is long, or has them.
-    r"\bsk-(?:[A-Za-z0-9_-]{40,}|(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,})",
-    r"\bgh[pousr]_[A-Za-z0-9]{30,}",
-    r"\bgithub_pat_[A-Za-z0-9_]{40,}",
-    r"\bglpat-[A-Za-z0-9_-]{20,}",
-    r"\bglrt-[A-Za-z0-9_-]{20,}",  # GitLab runner authentication token
-    r"\bGR1348941[A-Za-z0-9_-]{20,}",  # GitLab runner registration token
-    r"\bnpm_[A-Za-z0-9]{36,}",
-    r"\bpypi-AgE[A-Za-z0-9_-]{50,}",
-    r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",
-    r"(?i:aws_secret_access_key)[\s\"']*[=:][\s\"']*[A-Za-z0-9/+=]{40}",
-    r"\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{10,}",  # Slack: digits first, unlike a name `xoxb-slack-bot`
-    r"\bxapp-[0-9]-[A-Za-z0-9-]{10,}",
-    r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+",
-    r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",
-    r"\bwhsec_[A-Za-z0-9]{20,}",
-    r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])",  # not \b: a key may end in '-'
-    r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face
-    r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",  # SendGrid
-    r"\bdo[opr]_v1_[a-f0-9]{64}\b",  # DigitalOcean
-    r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # a JWT, even without Bearer
-    r"\b(?i:bearer)\s+[A-Za-z0-9._~+/=-]{16,}",
+    ("sk-", r"\bsk-(?:[A-Za-z0-9_-]{40,}|(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,})"),
+    ("gh", r"gh[pousr]_[A-Za-z0-9]{30,}"),  # GitHub personal, OAuth, app and refresh tokens
+    ("github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{40,}"),  # GitHub fine-grained token
+    ("gl", r"gl(?:pat|rt|dt|ft|cbt|ptt|soat|oas|agent|imt|ffct)-[A-Za-z0-9_.-]{20,}"),  # GitLab tokens
+    ("gr1348941", r"\bGR1348941[A-Za-z0-9_-]{20,}"),  # GitLab runner registration token
+    ("npm_", r"\bnpm_[A-Za-z0-9]{36,}"),  # npm
+    ("pypi-", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),  # PyPI upload token
+    ("akia", r"\bAKIA[A-Z0-9]{16}\b"),  # AWS access key
+    ("asia", r"\bASIA[A-Z0-9]{16}\b"),  # AWS temporary access key
+    # Slack: digits first, unlike a name `xoxb-slack-bot`
+    ("xox", r"\bxox[abposr]-(?:\d-)?[0-9]{6,}-[A-Za-z0-9-]{10,}"),
+    ("xoxe", r"\bxoxe(?:\.xox[bp])?-\d-[A-Za-z0-9]{100,}"),  # Slack configuration tokens
+    ("xapp-", r"\bxapp-[0-9]-[A-Za-z0-9-]{10,}"),  # Slack app-level token
+    ("hooks.slack.com", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"),
+    ("discord", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}"),
+    ("webhook.office.com", r"https://[\w-]+\.webhook\.office\.com/webhookb2/[\w@/-]{40,}"),  # Teams webhook
+    ("k_", r"\b[srp]k_(?:live|test)_[A-Za-z0-9]{16,}"),  # Stripe
+    ("whsec_", r"\bwhsec_[A-Za-z0-9]{20,}"),  # Stripe webhook secret
+    ("aiza", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),  # Google API key (not \b: it may end in '-')
+    ("ya29.", r"\bya29\.[A-Za-z0-9_-]{30,}"),  # Google OAuth access token
+    ("gocspx-", r"\bGOCSPX-[A-Za-z0-9_-]{28}"),  # Google OAuth client secret
+    ("1//0", r"\b1//0[A-Za-z0-9_-]{40,}"),  # Google OAuth refresh token
+    ("hf_", r"\bhf_[A-Za-z0-9]{30,}"),  # Hugging Face
+    ("api_org_", r"\bapi_org_[A-Za-z0-9]{30,}"),  # Hugging Face organisation
+    ("sg.", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),  # SendGrid
+    ("_v1_", r"\bdo[opr]_v1_[a-f0-9]{64}\b"),  # DigitalOcean
+    ("bearer", r"\b(?i:bearer)[ \t]+[A-Za-z0-9._~+/=-]{16,}"),  # any issuer's Bearer token
+    ("eyj", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # a JWT, even without Bearer
+    ("eyjrijoi", r"\beyJrIjoi[A-Za-z0-9]{50,}={0,3}"),  # Grafana API key
+    ("hv", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}"),  # HashiCorp Vault service, batch and recovery tokens
+    ("atlasv1", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}"),  # Terraform Cloud
+    ("dapi", r"\bdapi[a-f0-9]{32}(?:-\d)?"),  # Databricks
+    ("dp.", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),  # Doppler
+    ("shp", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),  # Shopify
+    ("lin_api_", r"\blin_api_[A-Za-z0-9]{40}"),  # Linear
+    ("age-secret-key-1", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}"),  # age identity
+    ("pmak-", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}"),  # Postman
+    ("glsa_", r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),  # Grafana service account
+    ("glc_", r"\bglc_[A-Za-z0-9+/]{32,}={0,3}"),  # Grafana Cloud
+    ("pscale_", r"\bpscale_(?:tkn|oauth|pw)_[A-Za-z0-9_.=-]{32,}"),  # PlanetScale
+    ("nr", r"NR(?:AK|II|JS)-[A-Za-z0-9-]{19,}"),  # New Relic user, insert and browser keys
+    ("atatt3", r"\bATATT3[A-Za-z0-9_=-]{150,}"),  # Atlassian API token
+    ("akcp", r"\bAKCp[A-Za-z0-9]{69}"),  # JFrog Artifactory
+    ("ops_eyj", r"\bops_eyJ[A-Za-z0-9+/]{100,}={0,3}"),  # 1Password service account
+    # 1Password account secret key
+    ("a3-", r"\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b"),
+    ("pul-", r"\bpul-[a-f0-9]{40}"),  # Pulumi
+    ("pnu_", r"\bpnu_[A-Za-z0-9]{36}"),  # Prefect
+    ("rdme_", r"\brdme_[a-z0-9]{70}"),  # ReadMe
+    ("rubygems_", r"\brubygems_[a-f0-9]{48}"),  # RubyGems
+    ("sntry", r"\bsntry[su]_[A-Za-z0-9+/=_]{60,}"),  # Sentry organisation and user tokens
+    ("ntn_", r"\bntn_[0-9]{11}[A-Za-z0-9]{35}"),  # Notion
+    ("hrku-", r"\bHRKU-AA[A-Za-z0-9_-]{58}"),  # Heroku
+    ("fm2_", r"\bfm2_[A-Za-z0-9+/]{100,}={0,3}"),  # Fly.io macaroon
+    ("sk", r"\bSK[0-9a-fA-F]{32}\b"),  # Twilio API key
+    ("pplx-", r"\bpplx-[A-Za-z0-9]{48}"),  # Perplexity
+    ("gsk_", r"\bgsk_[A-Za-z0-9]{52}"),  # Groq
+    ("r8_", r"\br8_[A-Za-z0-9]{37}"),  # Replicate
+    ("xai-", r"\bxai-[A-Za-z0-9]{80}"),  # xAI
+    ("xkeysib-", r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),  # Brevo (Sendinblue)
+    ("sq0", r"\bsq0(?:atp|csp)-[A-Za-z0-9_-]{22,}"),  # Square
+    ("eaa", r"\bEAA[A-Za-z0-9]{60,}"),  # Meta (Facebook) and Square access tokens
+    ("dt0c01.", r"\bdt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}"),  # Dynatrace
+    ("ez", r"EZ[AT]K[A-Za-z0-9]{54}"),  # EasyPost
+    ("dckr_pat_", r"\bdckr_pat_[A-Za-z0-9_-]{27,}"),  # Docker Hub
+    ("sbp_", r"\bsbp_[a-f0-9]{40}"),  # Supabase
+    ("ltai", r"\bLTAI[A-Za-z0-9]{20}"),  # Alibaba Cloud
+    ("lsv2_", r"\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),  # LangSmith
+    ("tskey-", r"\btskey-[a-z]+-[A-Za-z0-9-]{20,}"),  # Tailscale
+    ("clojars_", r"\bCLOJARS_[a-z0-9]{60}"),  # Clojars
+    ("q~", r"(?<![\w~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"),  # Azure AD client secret
+    ("sk.eyj", r"\bsk\.eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,}"),  # Mapbox secret token
+    (":aa", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),  # Telegram bot
+    ("key-", r"\bkey-[a-f0-9]{32}\b"),  # Mailgun
+    ("sl.", r"\bsl\.[A-Za-z0-9_.-]{130,}"),  # Dropbox short-lived token
+    ("a" * 22, r"\bA{22}[A-Za-z0-9%]{80,}"),  # Twitter (X) bearer token
 ]
-# Each has a group ``s``, the secret; the rest of the match stays.
-VALUES = [
-    r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]+:(?P<s>[^\s/?#@]+)@",  # https://user:pass@host, postgres://…
-    # https://TOKEN@host: a user part that long is a token (Azure DevOps and GitHub PATs), not a name
-    r"\b[A-Za-z][A-Za-z0-9+.-]*://(?P<s>[A-Za-z0-9_.~+-]{20,})@",
-    r"[?&](?i:token|access_token|key|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token)"
-    r"=(?P<s>[^&\s#\"']{8,})",  # credentials in a URL's query
-    # .env assignments: PASSWORD=…, API_KEY=…, SECRET_KEY=…, GITHUB_TOKEN=… (a value with a letter, 6+ long)
-    r"(?<![A-Za-z0-9_])(?i:[A-Za-z0-9_]*(?:password|passwd|secret|token|api_?key|access_?key|private_?key|"
-    r"credentials?)[A-Za-z0-9_]*)[ \t]*=[ \t]*[\"']?(?!\[REDACTED\])(?P<s>(?=[^\s\"'&;,]*[A-Za-z])[^\s\"'&;,]{6,})",
-    r"(?i:authorization)[\"']?[ \t]*:[ \t]*(?i:basic)[ \t]+(?P<s>[A-Za-z0-9+/=]{8,})",
-    r"(?i:_authToken)[ \t]*=[ \t]*(?P<s>[^\s\"']+)",  # .npmrc
-    r"(?i:AccountKey)=(?P<s>[A-Za-z0-9+/=]{20,})",  # Azure storage connection strings
-    r"[?&](?i:sig)=(?P<s>[A-Za-z0-9%+/=]{10,})",  # Azure SAS
-    r"(?m)^[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:(?P<s>\S+)$",  # .pgpass: host:port:database:user:password
-    r"\bmysql(?:dump|admin)?\b[^\n]*?[ \t]-p(?P<s>[^\s-]\S*)",  # mysql -pSECRET
-]
-# Every pattern's match holds one of these (compared in lower case), or is a .pgpass line:
-# text with neither is returned as it is, without compiling or running the patterns.
-MARKERS = (
-    "-----begin",
-    "sk-",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "glpat-",
-    "glrt-",
-    "gr1348941",
-    "npm_",
-    "pypi-",
-    "akia",
-    "asia",
-    "aws_secret_access_key",
-    "xox",
-    "xapp-",
-    "hooks.slack.com",
-    "_live_",
-    "_test_",
-    "whsec_",
-    "aiza",
-    "hf_",
-    "sg.",
-    "_v1_",
-    "eyj",
-    "bearer",
-    "://",
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "api_key",
-    "apikey",
-    "access_key",
-    "accesskey",
-    "private_key",
-    "privatekey",
-    "credential",
-    "authorization",
-    "_authtoken",
-    "accountkey",
-    "sig=",
-    "key=",
-    "signature=",
-    "x-amz-",
-    "mysql",
+
+# A name whose last word says it holds a secret: password, DB_PASS, Pwd, client_secret, GITHUB_TOKEN,
+# apiKey, SecretAccessKey, SECRET_KEY_BASE, client-key-data; not PASSWORD_MIN_LENGTH, max_tokens,
+# secretName, token_url, bypass, primary_key.
+SECRET_NAME = (
+    r"[\w.-]{0,80}?(?:(?i:password|passwd|passphrase|secret|token|credentials?"
+    r"|(?:api|access|secret|private|auth|account|master|encryption|signing|hmac|jwt|client|consumer|app"
+    r"|service|subscription|license|storage|shared|session|admin|tls|ssh)[_.-]?key)|(?<![A-Za-z])(?i:pass|pwd))"
+    r"(?:[_.-]?(?i:base|b64|base64|json|value|data))?"
 )
+KEY = r"(?<![\w.-])" + SECRET_NAME
+# A reference to where a secret lives, kept so a note stays useful: ${DB_PASSWORD}, $(cat pw), $TOKEN,
+# {{ .Values.password }}, %(pw)s, %PW%, <your-token>; or what redaction already put there.
+REFERENCE = r"\[REDACTED\]|\$[{(]|[{<]|%\(|%\w+%|\$\w+(?![^\s\"',;&)\]}])"
+# Where a value would stand, something that is not one: a reference, a literal or a type (true, None,
+# str), a path or a URL (/run/secrets/db, ~/.ssh/id_rsa, https://…; a URL's own credentials have their
+# patterns), or code (get_token(), os.environ["X"], tmp_path / "x", self.token, var.db_password,
+# api_key=api_key).
+NOT_A_VALUE = (
+    r"(?![\"']?(?:" + REFERENCE + r"|(?:~|\.\.?)?/|[A-Za-z][\w+.-]*://"
+    r"|(?i:true|false|null|none|nil|undefined|required|optional|str|string|bytes|secretstr)(?![\w.-])"
+    r"|[\w.]+[(\[]|[A-Za-z_][\w.]*[ \t]+[-+*/%|&^][ \t]|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![^\s\"',;&)\]}])"
+    r"|[A-Za-z_]*(?i:pass|pwd|secret|token|key|credential)[A-Za-z_]*(?![^\s\"',;&)\]}])))"
+)
+# A quoted value keeps its quotes ("[REDACTED]"); one that starts with a comma is the gap between
+# two strings of code ("pass:", "…"), not a value.
+QUOTED = r"\"(?![,;)])(?:[^\"\\\n]|\\.)+\"|'(?![,;)])[^'\n]+'"
+VALUE_CHAR = r"[^\s\"'`,;&<>(){}\[\]]"
+# The secret, group ``s``: a value that is not one of the above, quoted or three characters or more.
+SECRET = NOT_A_VALUE + r"(?P<s>" + QUOTED + "|" + VALUE_CHAR + "{3,})"
+# In YAML a plain value runs to the line's end: "passphrase: correct horse battery staple".
+SECRET_TO_LINE_END = NOT_A_VALUE + r"(?P<s>" + QUOTED + "|" + VALUE_CHAR + r"[^\r\n\"'`,;<>(){}\[\]]{2,})"
+# In prose a colon is not an assignment ("the secret: keep tests small"): a value there is quoted,
+# or holds a letter and a digit within its first 64 characters.
+SECRET_LOOKING = "(?=" + VALUE_CHAR + r"{0,63}?\d)(?=" + VALUE_CHAR + "{0,63}?[A-Za-z])" + VALUE_CHAR + "{6,}"
+SECRET_IN_PROSE = NOT_A_VALUE + r"(?P<s>" + QUOTED + "|" + SECRET_LOOKING + ")"
+# A header's value runs to the line's end or a quote; quoted parameters (Digest's) are part of it.
+# A header value is never code, so only references are kept.
+HEADER_SECRET = r"(?![\"']?(?:" + REFERENCE + r"))(?P<s>[^\s\"'](?:[^\r\n\"']|\"[^\"\r\n]*\"(?=[,\s]|$))+)"
+HEADER_SEPARATOR = r"[\"']?[ \t]*:[ \t]*[\"']?"
+AUTH_SCHEME = r"(?i:basic|bearer|token|digest|negotiate|ntlm|apikey|api-key|key|ssws|bot|sharedkey|aws4-hmac-sha256)"
+SCHEME = r"(?:" + AUTH_SCHEME + r"[ \t]+|(?!" + AUTH_SCHEME + r"[ \t]))"  # an Authorization scheme, if any, stays
+
+
+def _up_to(flag: str) -> str:
+    """A command's next words (at most 20) up to its first ``flag``: ``docker login -u me -p SECRET``."""
+    return r"(?:[ \t]+(?!" + flag + r")[^\s|;&]+){0,20}[ \t]+" + flag
+
+
+# (marker, pattern): each has a group ``s``, the secret; the rest of the match stays.
+VALUES = [
+    # URLs: user:password@ (the password may hold '@', '/' or '#'; a port then a path is not one),
+    # a user part that long is a token (GitHub and Azure DevOps PATs), the query's credentials.
+    ("://", r"://[^\s/?#@:]*:(?!\d*(?:[/?#\s]|$))(?P<s>(?:[^\s?'\"<>:]|:(?!//))+)@"),
+    ("://", r"://(?P<s>[A-Za-z0-9_.~+%-]{20,})@"),
+    (
+        "=",
+        r"[?&](?i:key|sig|signature|x-amz-signature|x-amz-credential|x-goog-signature|x-goog-credential)"
+        r"=(?P<s>[^&\s#\"'<>]{8,})",
+    ),
+    # Command lines: curl -u user:pass (not docker's -u 1000:1000), and the tools taking a password as an option.
+    ("-u", r"(?:--user|-u)[ \t=]?[\"']?[^\s:\"'$-][^\s:\"'$]*:(?!\d+(?![^\s\"']))" + SECRET),
+    (
+        " login",
+        r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm registry) login" + _up_to("-p") + r"[ \t]*" + SECRET,
+    ),
+    ("mysql", r"mysql(?:dump|admin)?" + _up_to("-p") + r"(?P<s>[^\s-]\S*)"),  # -pSECRET; -p DATABASE prompts
+    ("redis-cli", r"redis-cli" + _up_to("-a") + r"[ \t]+" + SECRET),
+    ("htpasswd", r"htpasswd[ \t]+-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+(?P<s>\S+)"),  # htpasswd -b FILE USER SECRET
+    ("identified", r"(?i:identified\s+by(?:\s+password)?)\s+" + SECRET),  # SQL: CREATE USER … IDENTIFIED BY 'x'
+    # .netrc: machine HOST login USER password SECRET, on one line or several.
+    ("password", r"(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*\s+password\s+(?P<s>\S+)"),
+    (":", r"(?m)^[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:(?P<s>\S+)$"),  # .pgpass: host:port:database:user:password
+]
+
+# Every match of a NAMED_VALUES pattern is on one line and holds one of these words (in lower case).
+# The patterns run only on such lines (and the runs they make): a name may start at any word, and
+# trying each is slow.
+SECRET_WORDS = ("pass", "pwd", "secret", "token", "credential", "key", "auth", "cookie")
+# (marker, pattern): each has a group ``s``, the secret; the rest of the match stays.
+NAMED_VALUES = [
+    # Assignments: .env, shell, INI, TOML, properties, connection strings, code, --flag=value.
+    ("=", r"[\"']?" + KEY + r"[\"']?[ \t]*(?:=>|:=|[!=]?==?)[ \t]*" + SECRET),
+    ("=", r"(?<![\w.-])_auth[ \t]*=[ \t]*(?P<s>[^\s\"']+)"),  # .npmrc
+    ("define", r"define\([ \t]*[\"']" + SECRET_NAME + r"[\"'][ \t]*,[ \t]*" + SECRET),  # PHP
+    # YAML, at a line's start: the rest of the line.
+    (":", r"(?m)^[ \t]*(?:-[ \t]+)?[\"']?" + KEY + r"[\"']?[ \t]*:[ \t]*" + SECRET_TO_LINE_END),
+    # Anywhere else: JSON and dicts, Go and JS fields, a note that says "password: hunter2hunter2".
+    (":", KEY + r"[\"']?[ \t]*:[ \t]*" + SECRET_IN_PROSE),
+    ('"auth"', r"\"auth\"[ \t]*:[ \t]*\"(?P<s>[^\"\n]+)\""),  # Docker config.json
+    # HTTP headers: Authorization keeps its scheme (Basic, Token, …); cookies and API key headers go whole.
+    ("authorization", r"(?i:(?:proxy-)?authorization)" + HEADER_SEPARATOR + SCHEME + NOT_A_VALUE + HEADER_SECRET),
+    ("cookie", r"(?<![\w-])(?i:(?:set-)?cookie)" + HEADER_SEPARATOR + HEADER_SECRET),
+    (
+        "-",
+        r"(?<![\w-])(?i:(?:x|api|private|ocp-apim-subscription)-[\w-]{0,40}?(?:key|token|secret|auth))"
+        + HEADER_SEPARATOR
+        + HEADER_SECRET,
+    ),
+    # XML: <password>…</password>, <add key="ApiKey" value="…"/>.
+    ("</", r"<(?P<tag>" + SECRET_NAME + r")>(?P<s>[^<\n]+)</(?P=tag)>"),
+    ("value=", r"key=[\"']" + SECRET_NAME + r"[\"'][ \t]+value=[\"'](?P<s>[^\"'\n]+)[\"']"),
+    # Command lines and config files where a space comes before the secret.
+    ("--", r"(?<![\w-])--" + SECRET_NAME + r"[ \t]+(?!-)" + SECRET),  # --password SECRET
+    ("sshpass", r"sshpass[ \t]+-p[ \t]*" + SECRET),
+    ("pass:", r"-pass(?:in|out)?[ \t]+pass:(?P<s>\S+)"),  # openssl
+    ("pass", r"-(?:src|dest)?(?:store|key)pass[ \t]+" + SECRET),  # keytool, jarsigner
+    ("password", r"(?i:password)[ \t]+(?P<s>'[^'\n]+')"),  # SQL: WITH PASSWORD 'x'
+    ("requirepass", r"(?m)^[ \t]*requirepass[ \t]+(?P<s>\S+)"),  # redis.conf
+    ("masterauth", r"(?m)^[ \t]*masterauth[ \t]+(?P<s>\S+)"),
+]
 
 
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED]``."""
-    lowered = text.lower()
-    if not any(marker in lowered for marker in MARKERS) and not _has_pgpass_line(text):
-        return text
-    text = re.sub("|".join(f"(?:{pattern})" for pattern in TOKENS), REDACTED, text)
-    for pattern in VALUES:
-        text = re.sub(pattern, _keep_all_but_the_secret, text)
-    return text
+    lines = _apply(VALUES, _apply(TOKENS, text)).split("\n")
+    runs = itertools.groupby(lines, key=_names_a_secret)  # consecutive lines that do, or do not
+    return "\n".join(_apply(NAMED_VALUES, "\n".join(run)) if named else "\n".join(run) for named, run in runs)
 
 
 SECRET_MARGIN = 512  # longer than any token the patterns take whole, bar key blocks (matched to the cut)
@@ -141,21 +257,29 @@ def redact_prefix(text: str, limit: int) -> tuple[str, bool]:
     return (redacted, longer) if len(redacted) <= limit else (redacted[:limit], True)
 
 
+def _apply(patterns: list[tuple[str, str]], text: str) -> str:
+    """``text`` with each pattern whose marker it holds applied in turn."""
+    lowered = text.lower()
+    for marker, pattern in patterns:
+        if marker in lowered:
+            text = re.sub(pattern, _keep_all_but_the_secret, text)
+    return text
+
+
+def _names_a_secret(line: str) -> bool:
+    lowered = line.lower()
+    return any(word in lowered for word in SECRET_WORDS)
+
+
 def _keep_all_but_the_secret(match: re.Match[str]) -> str:
+    """The match with its group ``s`` (or, for a token, all of it) replaced; a quoted value keeps its quotes."""
+    if "s" not in match.re.groupindex:
+        return REDACTED
     start, end = match.span("s")
+    if end - start > 2 and _is_quoted(match.group("s")):
+        start, end = start + 1, end - 1
     return match.group(0)[: start - match.start()] + REDACTED + match.group(0)[end - match.start() :]
 
 
-def _has_pgpass_line(text: str) -> bool:
-    """Whether a line could be .pgpass's ``host:port:database:user:password``.
-
-    Its first four fields are never empty and hold no blank. A board's own lines, such as
-    ``- 2026-11-24T10:07:45Z (main): note: …``, have four colons too, but blanks between them.
-    """
-    if text.count(":") < 4:
-        return False
-    for line in text.split("\n"):
-        fields = line.split(":", 4)
-        if len(fields) == 5 and all(field and not any(c.isspace() for c in field) for field in fields[:4]):
-            return True
-    return False
+def _is_quoted(value: str) -> bool:
+    return value[0] == value[-1] and value[0] in "\"'"

@@ -101,12 +101,7 @@ GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"  # 36 characters after the p
     ("said", "secret"),
     [
         pytest.param(f"my token is {GITHUB_TOKEN}", GITHUB_TOKEN[4:], id="github-token"),
-        pytest.param(  # config formats beyond `key=value` are the redaction corpus's next round (issue 21)
-            "password: hunter2hunter2",
-            "hunter2hunter2",
-            id="yaml-password",
-            marks=pytest.mark.xfail(strict=True, reason="YAML `key: value` secrets are not redacted yet"),
-        ),
+        pytest.param("password: hunter2hunter2", "hunter2hunter2", id="yaml-password"),
         pytest.param("PASSWORD=hunter2hunter2", "hunter2hunter2", id="env-password"),
         pytest.param("use postgres://app:s3cr3tpassw0rd@db:5432/app", "s3cr3tpassw0rd", id="url-credentials"),
         pytest.param("key AKIAIOSFODNN7EXAMPLE please", "AKIAIOSFODNN7EXAMPLE", id="aws-access-key"),

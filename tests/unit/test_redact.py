@@ -1,10 +1,9 @@
-"""Secret redaction (SPEC §10): real-looking token shapes go, ordinary text that resembles them stays."""
+"""Secret redaction (SPEC §10): real-looking token shapes go, ordinary text that resembles them stays.
 
-import re
+The corpus of real config formats, command lines and headers is `test_redact_corpus.py` (ADR 23).
+"""
 
 import pytest
-from hypothesis import example, given
-from hypothesis import strategies as st
 
 from blackboard import redact as redaction
 from blackboard.redact import REDACTED, redact, redact_prefix
@@ -29,7 +28,6 @@ SECRETS = [
     pytest.param("pypi-AgEIcHlwaS5vcmc" + "CJDk2ZjM0YjA4LTk1" * 4, id="pypi"),
     pytest.param("AKIAIOSFODNN7EXAMPLE", id="aws-access-key"),
     pytest.param("ASIAY34FZKBOKMUTVV7A", id="aws-temporary-key"),
-    pytest.param("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", id="aws-secret-key"),
     pytest.param("xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", id="slack-bot"),
     pytest.param("xoxp-1234567890-1234567890123-1234567890123-" + "a1b2c3d4" * 4, id="slack-user"),
     pytest.param("xapp-1-A0123456789-1234567890123-" + "0123456789abcdef" * 4, id="slack-app"),
@@ -89,7 +87,6 @@ IN_CONTEXT = [
     pytest.param("SLACK='{}'", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", id="single-quotes"),
     pytest.param('{{"stripe": "{}"}}', "sk_live_51HqLyjWDarjtT1zdp7dc", id="json-value"),
     pytest.param("`{}`", "github_pat_11ABCDEFG0" + "a1B2c3D4e5" * 6, id="backticks"),
-    pytest.param('"{}"', "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", id="aws-secret-in-quotes"),
     pytest.param("keys:\n{}\nend", "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----", id="multiline-key"),
     pytest.param("x={},y={}", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", id="twice"),
 ]
@@ -107,6 +104,17 @@ VALUES = [
         id="postgres-url",
     ),
     pytest.param("PASSWORD=correct-horse-battery", "PASSWORD=[REDACTED]", id="env-password"),
+    pytest.param(
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws_secret_access_key = [REDACTED]",
+        id="aws-secret-key",
+    ),
+    pytest.param(
+        '"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"',
+        '"aws_secret_access_key = [REDACTED]"',
+        id="aws-secret-in-quotes",
+    ),
+    pytest.param("password: hunter2hunter2", "password: [REDACTED]", id="yaml-password"),
     pytest.param(
         "origin https://abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop@dev.azure.com/acme/_git/widget",
         "origin https://[REDACTED]@dev.azure.com/acme/_git/widget",
@@ -206,48 +214,9 @@ def test_near_misses_survive(text: str) -> None:
     assert redact(text) == text
 
 
-SAMPLES = [p.values[0] for p in SECRETS] + [p.values[1] for p in IN_CONTEXT]
-
-
-@pytest.mark.parametrize("index", range(len(redaction.TOKENS)))
-def test_every_pattern_has_a_sample_whose_match_holds_a_marker(index: int) -> None:
-    """The cheap precheck skips text without a marker, so a pattern matching marker-free text would leak."""
-    pattern = redaction.TOKENS[index]
-    matches = [m.group(0) for m in (re.search(pattern, s) for s in SAMPLES) if m]
-    assert matches, f"no sample in SECRETS matches {pattern}; add one"
-    for matched in matches:
-        assert any(marker in matched.lower() for marker in redaction.MARKERS), (pattern, matched)
-
-
-def test_every_marker_is_lower_case() -> None:
-    assert all(marker == marker.lower() for marker in redaction.MARKERS)
-
-
-@pytest.mark.parametrize("index", range(len(redaction.VALUES)))
-def test_every_value_pattern_has_a_sample_the_precheck_lets_through(index: int) -> None:
-    samples = [p.values[0] for p in VALUES]
-    matched = [s for s in samples if re.search(redaction.VALUES[index], s)]
-    assert matched, f"no sample in VALUES matches {redaction.VALUES[index]}; add one"
-    for sample in matched:
-        assert any(m in sample.lower() for m in redaction.MARKERS) or redaction._has_pgpass_line(sample)
-
-
-PGPASS = next(p for p in redaction.VALUES if p.startswith("(?m)^"))  # host:port:database:user:password
-
-
-@given(st.lists(st.text(alphabet="ab9*: \t\r.-_", max_size=12), min_size=1, max_size=7).map(":".join))
-@example("db.internal:5432:app:app_user:pw")
-@example("db.internal:*:app:app_user:pw")
-def test_the_pgpass_precheck_lets_through_every_line_the_pattern_matches(line: str) -> None:
-    text = f"note\n{line}\nmore"
-    if re.search(PGPASS, text):
-        assert redaction._has_pgpass_line(text)
-
-
-def test_a_boards_own_note_lines_do_not_look_like_pgpass_lines() -> None:
-    """Four colons (a time, an author, the note): a colon count alone sent every handoff through the patterns."""
+def test_a_boards_own_note_lines_are_not_pgpass_lines() -> None:
+    """Four colons (a time, an author, the note), but blanks between them."""
     line = "- 2026-11-24T01:07:45Z (main): turn 3: found it"
-    assert not redaction._has_pgpass_line(line)
     assert redact(line) == line
 
 

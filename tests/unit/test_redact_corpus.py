@@ -1,0 +1,921 @@
+"""The redaction corpus (ADR 23): secrets in the formats they really come in, and the text around them.
+
+Every value is made up: a pattern repeated to a real key's length, plainly not a key.
+`bench/redaction_corpus.py` runs the same corpus through detect-secrets for comparison.
+"""
+
+import re
+import time
+from unittest import mock
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from blackboard import redact as redaction
+from blackboard.redact import REDACTED, redact
+
+
+def fake(length: int, alphabet: str = "a1B2c3D4e5") -> str:
+    """``length`` characters repeating ``alphabet``: the shape of a key, plainly not one."""
+    return (alphabet * length)[:length]
+
+
+HEX = "0a1b2c3d4e5f"
+LOWER = "a1b2c3d4e5"
+UPPER = "A1B2C3D4E5"
+LETTERS = "aBcDeFgHiJ"
+B64 = "Ab1+Cd2/Ef3"
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0." + fake(43, "S1gN4tUrE_-")
+
+
+def shape(name: str, text: str, secret: str, kept: str):
+    """``text`` must lose ``secret`` and keep ``kept`` (which shows where ``[REDACTED]`` went)."""
+    return pytest.param(text, secret, kept, id=name)
+
+
+def token(name: str, value: str):
+    """A token whose whole shape is the secret, in a sentence that must stay."""
+    return shape(name, f"used {value} here", value, f"used {REDACTED} here")
+
+
+VENDOR_TOKENS = [
+    token("anthropic", "sk-ant-api03-" + fake(93, "aB3_dE6-hI9") + "AA"),
+    token("anthropic-admin", "sk-ant-admin01-" + fake(93, "Xy9_Kq2-Lm4") + "AA"),
+    token("openai-project", "sk-proj-" + fake(74) + "T3BlbkFJ" + fake(74)),
+    token("openai-service-account", "sk-svcacct-" + fake(58) + "T3BlbkFJ" + fake(58)),
+    token("openai-legacy", "sk-" + fake(20) + "T3BlbkFJ" + fake(20)),
+    token("openrouter", "sk-or-v1-" + fake(64, HEX)),
+    token("deepseek-hex", "sk-" + fake(32, HEX)),
+    token("github-classic", "ghp_" + fake(36)),
+    token("github-oauth", "gho_" + fake(36)),
+    token("github-user-to-server", "ghu_" + fake(36)),
+    token("github-server-to-server", "ghs_" + fake(36)),
+    token("github-refresh", "ghr_" + fake(76)),
+    token("github-fine-grained", "github_pat_11ABCDEFG0" + fake(72, "a1B2_c3D4")),
+    token("gitlab-pat", "glpat-" + fake(20, "xYz12AbC-_")),
+    token("gitlab-pat-routable", "glpat-" + fake(31) + ".01" + fake(7, LOWER)),
+    token("gitlab-deploy", "gldt-" + fake(20)),
+    token("gitlab-runner", "glrt-" + "t1_" + fake(27)),
+    token("gitlab-pipeline-trigger", "glptt-" + fake(40, HEX)),
+    token("gitlab-feed", "glft-" + fake(20)),
+    token("gitlab-ci-job", "glcbt-64_" + fake(20)),
+    token("gitlab-scim", "glsoat-" + fake(20)),
+    token("gitlab-runner-registration", "GR1348941" + fake(20)),
+    token("npm", "npm_" + fake(36)),
+    token("pypi", "pypi-AgEIcHlwaS5vcmc" + fake(70, "CJDk2ZjM0Y-_")),
+    token("aws-access-key", "AKIA" + fake(16, "Q2W3E4R5T6Y7U8I9")),
+    token("aws-temporary-key", "ASIA" + fake(16, "Z2X3C4V5B6N7M8K9")),
+    token("slack-bot", "xoxb-123456789012-1234567890123-" + fake(24, LETTERS)),
+    token("slack-user", "xoxp-1234567890-1234567890123-1234567890123-" + fake(32, HEX)),
+    token("slack-legacy-workspace", "xoxa-2-1234567890-" + fake(32, LOWER)),
+    token("slack-config-refresh", "xoxe-1-" + fake(146, UPPER)),
+    token("slack-config-access", "xoxe.xoxp-1-" + fake(166, UPPER)),
+    token("slack-app", "xapp-1-A0123456789-1234567890123-" + fake(64, HEX)),
+    token("slack-webhook", "https://hooks.slack.com/services/T00000000/B00000000/" + fake(24, UPPER)),
+    token("slack-workflow", "https://hooks.slack.com/workflows/T01ABCDEF/A02ABCDEF/123456789012345678/" + fake(16)),
+    token("discord-webhook", "https://discord.com/api/webhooks/123456789012345678/" + fake(68, "aB1_cD2-")),
+    token(
+        "teams-webhook",
+        "https://acme.webhook.office.com/webhookb2/" + fake(36, HEX) + "@" + fake(36, HEX) + "/IncomingWebhook/x",
+    ),
+    token("stripe-live", "sk_live_" + fake(99)),
+    token("stripe-test", "sk_test_" + fake(24)),
+    token("stripe-restricted", "rk_live_" + fake(24)),
+    token("stripe-webhook", "whsec_" + fake(32)),
+    token("google-api-key", "AIza" + fake(35, "Sy1_D-9t")),
+    token("google-oauth-access", "ya29." + fake(120, "a0AfH6_-B")),
+    token("google-oauth-client-secret", "GOCSPX-" + fake(28, "aB1_cD2-")),
+    token("google-oauth-refresh", "1//0" + fake(96, "gL1_k-Q2")),
+    token("hugging-face", "hf_" + fake(34, LETTERS)),
+    token("hugging-face-org", "api_org_" + fake(34, LETTERS)),
+    token("sendgrid", "SG." + fake(22) + "." + fake(43)),
+    token("digitalocean-pat", "dop_v1_" + fake(64, HEX)),
+    token("digitalocean-oauth", "doo_v1_" + fake(64, HEX)),
+    token("digitalocean-refresh", "dor_v1_" + fake(64, HEX)),
+    token("jwt", JWT),
+    token("grafana-api-key", "eyJrIjoi" + fake(72)),
+    token("vault-service", "hvs." + fake(95, "CAESIJ1_-")),
+    token("vault-batch", "hvb." + fake(140, "AAAAAQ1_-")),
+    token("terraform-cloud", fake(14) + ".atlasv1." + fake(67, "a1_B2-c=")),
+    token("databricks", "dapi" + fake(32, HEX)),
+    token("databricks-suffixed", "dapi" + fake(32, HEX) + "-2"),
+    token("doppler", "dp.pt." + fake(43)),
+    token("doppler-service", "dp.st." + fake(43)),
+    token("shopify-access", "shpat_" + fake(32, HEX)),
+    token("shopify-shared-secret", "shpss_" + fake(32, HEX)),
+    token("shopify-custom-app", "shpca_" + fake(32, HEX)),
+    token("shopify-private-app", "shppa_" + fake(32, HEX)),
+    token("linear", "lin_api_" + fake(40)),
+    token("age", "AGE-SECRET-KEY-1" + fake(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L")),
+    token("postman", "PMAK-" + fake(24, HEX) + "-" + fake(34, HEX)),
+    token("grafana-service-account", "glsa_" + fake(32) + "_" + fake(8, HEX)),
+    token("grafana-cloud", "glc_" + fake(64, "eyJvIjoiMT+/")),
+    token("planetscale-token", "pscale_tkn_" + fake(43, "a1_B2.c3-")),
+    token("planetscale-password", "pscale_pw_" + fake(43, "a1_B2.c3-")),
+    token("new-relic-user", "NRAK-" + fake(27, UPPER)),
+    token("new-relic-insert", "NRII-" + fake(32, "a1-B2c3")),
+    token("new-relic-browser", "NRJS-" + fake(19, HEX)),
+    token("atlassian", "ATATT3xFfGF0" + fake(180, "aB1_cD2-=")),
+    token("artifactory", "AKCp" + fake(69)),
+    token("1password-service-account", "ops_eyJ" + fake(250, "hbGciOi+/")),
+    token(
+        "1password-secret-key", "A3-" + fake(6, UPPER) + "-" + fake(11, UPPER) + "-" + "-".join([fake(5, UPPER)] * 3)
+    ),
+    token("pulumi", "pul-" + fake(40, HEX)),
+    token("prefect", "pnu_" + fake(36)),
+    token("readme", "rdme_" + fake(70, LOWER)),
+    token("rubygems", "rubygems_" + fake(48, HEX)),
+    token("sentry-user", "sntryu_" + fake(64, HEX)),
+    token("sentry-org", "sntrys_eyJpYXQiO" + fake(100, "jE3MDk+/") + "_" + fake(43)),
+    token("notion", "ntn_" + fake(11, "1234567890") + fake(35)),
+    token("heroku", "HRKU-AA" + fake(58, "aB1_cD2-")),
+    token("fly", "fm2_" + fake(120, "lJPE+/9x")),
+    token("twilio", "SK" + fake(32, HEX)),
+    token("perplexity", "pplx-" + fake(48)),
+    token("groq", "gsk_" + fake(52)),
+    token("replicate", "r8_" + fake(37)),
+    token("xai", "xai-" + fake(80)),
+    token("brevo", "xkeysib-" + fake(64, HEX) + "-" + fake(16)),
+    token("square-access", "sq0atp-" + fake(22, "aB1_cD2-")),
+    token("square-secret", "sq0csp-" + fake(43, "aB1_cD2-")),
+    token("meta-page", "EAAG" + fake(180)),
+    token("dynatrace", "dt0c01." + fake(24, UPPER) + "." + fake(64)),
+    token("easypost", "EZAK" + fake(54)),
+    token("docker-hub", "dckr_pat_" + fake(27, "aB1_cD2-")),
+    token("supabase", "sbp_" + fake(40, HEX)),
+    token("alibaba", "LTAI" + fake(20)),
+    token("langsmith", "lsv2_pt_" + fake(32, HEX) + "_" + fake(10, HEX)),
+    token("tailscale", "tskey-auth-" + fake(12, "kA1b2C") + "-" + fake(32)),
+    token("clojars", "CLOJARS_" + fake(60, LOWER)),
+    token("azure-ad-client-secret", "Ab18Q~" + fake(34, "aB1_cD2~.")),
+    token("mapbox-secret", "sk.eyJ1IjoiYWNtZSIsImEiOiJ" + fake(40) + "." + fake(22)),
+    token("telegram-bot", "123456789:AA" + fake(33, "aB1_cD2-")),
+    token("mailgun", "key-" + fake(32, HEX)),
+    token("dropbox-short-lived", "sl.u." + fake(140, "aB1_cD2-")),
+    token("twitter-bearer", "A" * 22 + fake(90, "aB1%cD2")),
+    token("bearer", "Bearer " + fake(40, "aB1._~+/=-")),
+]
+
+KEY_ROWS = "\n".join([fake(64, B64)] * 4) + "\n" + fake(20, B64) + "=="
+
+
+def key_block(label: str, dashes: str = "-----", headers: str = "") -> str:
+    """A private key block around ``KEY_ROWS``, as ``openssl`` or ``ssh-keygen`` would write it."""
+    return f"{dashes}BEGIN {label}{dashes}\n{headers}{KEY_ROWS}\n{dashes}END {label}{dashes}"
+
+
+def key(name: str, block: str):
+    return shape(name, f"key:\n{block}\nok", KEY_ROWS, f"key:\n{REDACTED}\nok")
+
+
+PRIVATE_KEYS = [
+    key("rsa-private-key", key_block("RSA PRIVATE KEY")),
+    key("pkcs8-private-key", key_block("PRIVATE KEY")),
+    key("encrypted-private-key", key_block("ENCRYPTED PRIVATE KEY")),
+    key("ec-private-key", key_block("EC PRIVATE KEY")),
+    key("openssh-private-key", key_block("OPENSSH PRIVATE KEY")),
+    key("pgp-private-key", key_block("PGP PRIVATE KEY BLOCK", headers="Comment: made up\n\n")),
+    key(
+        "legacy-encrypted-pem",
+        key_block("RSA PRIVATE KEY", headers="Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n"),
+    ),
+    key("lowercase-header", key_block("rsa private key")),
+    key("four-dashes", key_block("RSA PRIVATE KEY", dashes="----")),
+    key(
+        "ssh2-four-dashes-with-spaces",
+        f"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\n{KEY_ROWS}\n---- END SSH2 ENCRYPTED PRIVATE KEY ----",
+    ),
+    shape(
+        "service-account-json",
+        '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\n'
+        + fake(64, B64)
+        + '\\n-----END PRIVATE KEY-----\\n"}',
+        fake(64, B64),
+        '"type": "service_account"',
+    ),
+    shape("key-with-no-end", f"-----BEGIN RSA PRIVATE KEY-----\n{KEY_ROWS}\n\nlater notes", KEY_ROWS, "\nlater notes"),
+    shape(
+        "putty",
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\n"
+        + fake(44, B64)
+        + f"\nPrivate-MAC: {fake(64, HEX)}",
+        fake(44, B64),
+        "Encryption: none",
+    ),
+]
+
+SALT = fake(16, "Sa1t./X9")
+PASSWORD_HASHES = [
+    shape(
+        "shadow-sha512",
+        f"root:$6${SALT}${fake(86, 'h4sH./Q')}:19700:0:99999:7:::",
+        fake(86, "h4sH./Q"),
+        "root:[REDACTED]:19700",
+    ),
+    shape(
+        "shadow-sha256-rounds",
+        f"app:$5$rounds=5000${SALT}${fake(43, 'h4sH./Q')}:19700::::::",
+        fake(43, "h4sH./Q"),
+        "app:[REDACTED]",
+    ),
+    shape("shadow-md5", f"old:$1$Sa1tSa1t${fake(22, 'h4sH./Q')}:19700::::::", fake(22, "h4sH./Q"), "old:[REDACTED]"),
+    shape(
+        "shadow-yescrypt",
+        f"me:$y$j9T${fake(22, 'S4lt./')}${fake(43, 'h4sH./Q')}:19700:0:99999:7:::",
+        fake(43, "h4sH./Q"),
+        "me:[REDACTED]",
+    ),
+    shape("htpasswd-apr1", f"alice:$apr1$Sa1tSa1t${fake(22, 'h4sH./Q')}", fake(22, "h4sH./Q"), "alice:[REDACTED]"),
+    shape("htpasswd-bcrypt", f"bob:$2y$10${fake(53, 'h4sH./Q')}", fake(53, "h4sH./Q"), "bob:[REDACTED]"),
+    shape(
+        "bcrypt-in-sql",
+        f"INSERT INTO users VALUES ('carol', '$2b$12${fake(53, 'h4sH./Q')}');",
+        fake(53, "h4sH./Q"),
+        "('carol', '[REDACTED]')",
+    ),
+    shape(
+        "argon2",
+        f"hash = $argon2id$v=19$m=65536,t=3,p=4${fake(22, 'c2FsdA')}${fake(43, 'aGFzaA+/')}",
+        fake(43, "aGFzaA+/"),
+        "hash = [REDACTED]",
+    ),
+    shape("django-pbkdf2", f"pbkdf2_sha256$870000${fake(22)}${fake(44, 'aGFz+/=')}", fake(44, "aGFz+/="), REDACTED),
+    shape("ldap-ssha", f"userPassword: {{SSHA}}{fake(32, 'aGFz+/')}", fake(32, "aGFz+/"), "userPassword: [REDACTED]"),
+]
+
+CONFIG_VALUES = [
+    shape("yaml-password", "password: hunter2hunter2", "hunter2hunter2", "password: [REDACTED]"),
+    shape(
+        "yaml-nested-password",
+        "database:\n  host: db\n  password: Sup3r-s3cret!\n  port: 5432",
+        "Sup3r-s3cret!",
+        "  password: [REDACTED]\n  port: 5432",
+    ),
+    shape("yaml-list-item", "users:\n  - password: Xy7-pass-word", "Xy7-pass-word", "  - password: [REDACTED]"),
+    shape("yaml-double-quoted", 'password: "my secret pass"', "my secret pass", 'password: "[REDACTED]"'),
+    shape("yaml-single-quoted", "api_key: 'aaaa1111bbbb2222'", "aaaa1111bbbb2222", "api_key: '[REDACTED]'"),
+    shape(
+        "yaml-passphrase-with-spaces",
+        "passphrase: correct horse battery staple",
+        "horse battery",
+        "passphrase: [REDACTED]",
+    ),
+    shape(
+        "yaml-letters-only", "password: correcthorsebatterystaple", "correcthorsebatterystaple", "password: [REDACTED]"
+    ),
+    shape("yaml-client-secret", "client_secret: " + fake(40, HEX), fake(40, HEX), "client_secret: [REDACTED]"),
+    shape("yaml-camel-case", "  adminPassword: grafanaAdmin42", "grafanaAdmin42", "  adminPassword: [REDACTED]"),
+    shape("ansible-become-pass", "ansible_become_pass: b3c0me!now", "b3c0me!now", "ansible_become_pass: [REDACTED]"),
+    shape(
+        "kubeconfig-token",
+        "users:\n- name: admin\n  user:\n    token: " + fake(40, LOWER),
+        fake(40, LOWER),
+        "    token: [REDACTED]",
+    ),
+    shape(
+        "kubeconfig-client-key-data",
+        "    client-key-data: LS0tLS1CRUdJTi" + fake(60, B64),
+        fake(60, B64),
+        "    client-key-data: [REDACTED]",
+    ),
+    shape(
+        "kubernetes-secret-data",
+        "kind: Secret\ndata:\n  DB_PASSWORD: cGFzc3dvcmQxMjM0NQ==",
+        "cGFzc3dvcmQxMjM0NQ==",
+        "  DB_PASSWORD: [REDACTED]",
+    ),
+    shape(
+        "kubernetes-tls-key", "data:\n  tls.key: LS0tLS1CRUdJTi" + fake(60, B64), fake(60, B64), "  tls.key: [REDACTED]"
+    ),
+    shape(
+        "compose-environment",
+        "    environment:\n      - POSTGRES_PASSWORD=example-pass-42",
+        "example-pass-42",
+        "- POSTGRES_PASSWORD=[REDACTED]",
+    ),
+    shape("helm-values-secret-key", "secretKey: " + fake(32), fake(32), "secretKey: [REDACTED]"),
+    shape(
+        "json-password", '{"user": "app", "password": "hunter2hunter2"}', "hunter2hunter2", '"password": "[REDACTED]"'
+    ),
+    shape("json-api-key", '{"api_key": "abcd1234efgh5678"}', "abcd1234efgh5678", '"api_key": "[REDACTED]"'),
+    shape(
+        "json-client-secret",
+        '  "client_secret": "c1i3nt-s3cr3t-v4lu3",',
+        "c1i3nt-s3cr3t-v4lu3",
+        '"client_secret": "[REDACTED]",',
+    ),
+    shape("json-compact", '{"token":"t0k3nvalue99","ttl":60}', "t0k3nvalue99", '{"token":"[REDACTED]","ttl":60}'),
+    shape("json-escaped-quote", '{"password": "pa\\"ss99word"}', 'pa\\"ss99word', '"password": "[REDACTED]"'),
+    shape("json-letters-only-value", '{"secret": "keepitsafe"}', "keepitsafe", '"secret": "[REDACTED]"'),
+    shape(
+        "aws-sts-secret-access-key",
+        '"SecretAccessKey": "' + fake(40, "w1J2a3L4r5X6/+") + '",',
+        fake(40, "w1J2a3L4r5X6/+"),
+        '"SecretAccessKey": "[REDACTED]"',
+    ),
+    shape(
+        "aws-sts-session-token",
+        '"SessionToken": "FwoGZXIvYXdzE' + fake(120, "aB1+/") + '"',
+        fake(120, "aB1+/"),
+        '"SessionToken": "[REDACTED]"',
+    ),
+    shape(
+        "docker-config-auth",
+        '{"auths": {"ghcr.io": {"auth": "dXNlcjpwYXNzd29yZDEyMw=="}}}',
+        "dXNlcjpwYXNzd29yZDEyMw==",
+        '"auth": "[REDACTED]"',
+    ),
+    shape("npmrc-auth", "_auth=dXNlcjpwYXNzd29yZDEyMw==", "dXNlcjpwYXNzd29yZDEyMw==", "_auth=[REDACTED]"),
+    shape(
+        "npmrc-auth-token",
+        "//registry.npmjs.org/:_authToken=" + fake(36, HEX),
+        fake(36, HEX),
+        "/:_authToken=[REDACTED]",
+    ),
+    shape(
+        "pypirc",
+        "[pypi]\nusername = __token__\npassword = s3cr3t-upload-pw",
+        "s3cr3t-upload-pw",
+        "password = [REDACTED]",
+    ),
+    shape("ini-spaces", "[db]\npassword = hunter2hunter2", "hunter2hunter2", "password = [REDACTED]"),
+    shape("toml-quoted", 'api_key = "abcd1234efgh5678"', "abcd1234efgh5678", 'api_key = "[REDACTED]"'),
+    shape("properties", "spring.datasource.password=Spr1ngP4ss", "Spr1ngP4ss", "spring.datasource.password=[REDACTED]"),
+    shape("properties-colon", "db.password: pr0pP4ss", "pr0pP4ss", "db.password: [REDACTED]"),
+    shape("env-password", "DB_PASSWORD=hunter2hunter2", "hunter2hunter2", "DB_PASSWORD=[REDACTED]"),
+    shape("env-double-quoted", 'JWT_SECRET="jwt-s3cret-v4lue"', "jwt-s3cret-v4lue", 'JWT_SECRET="[REDACTED]"'),
+    shape("env-secret-key-base", "SECRET_KEY_BASE=" + fake(128, HEX), fake(128, HEX), "SECRET_KEY_BASE=[REDACTED]"),
+    shape("env-laravel-app-key", "APP_KEY=base64:" + fake(44, B64), fake(44, B64), "APP_KEY=[REDACTED]"),
+    shape("env-mysql-pwd", "MYSQL_PWD=my5qlpw", "my5qlpw", "MYSQL_PWD=[REDACTED]"),
+    shape("env-pgpassword", "PGPASSWORD=pg-pass-123 psql -h db", "pg-pass-123", "PGPASSWORD=[REDACTED] psql -h db"),
+    shape("env-ci-token", "CI_JOB_TOKEN=abc123def456", "abc123def456", "CI_JOB_TOKEN=[REDACTED]"),
+    shape(
+        "env-aws-session-token",
+        "AWS_SESSION_TOKEN=IQoJb3JpZ2luX2Vj" + fake(200, "aB1+/="),
+        fake(200, "aB1+/="),
+        "AWS_SESSION_TOKEN=[REDACTED]",
+    ),
+    shape(
+        "env-aws-secret",
+        "AWS_SECRET_ACCESS_KEY=" + fake(40, "w1J2a3L4r5X6/+"),
+        fake(40, "w1J2a3L4r5X6/+"),
+        "AWS_SECRET_ACCESS_KEY=[REDACTED]",
+    ),
+    shape(
+        "aws-credentials-file",
+        "[default]\naws_access_key_id = AKIA"
+        + fake(16, "Q2W3E4R5T6Y7U8I9")
+        + "\naws_secret_access_key = "
+        + fake(40, "w1J2a3L4r5X6/+"),
+        fake(40, "w1J2a3L4r5X6/+"),
+        "aws_secret_access_key = [REDACTED]",
+    ),
+    shape("env-short-pass", "SMTP_PASS=m4ilpw", "m4ilpw", "SMTP_PASS=[REDACTED]"),
+    shape("powershell-env", '$env:API_KEY = "abcd1234efgh"', "abcd1234efgh", '$env:API_KEY = "[REDACTED]"'),
+    shape("python-kwarg", 'connect(host="db", password="hunter2hunter2")', "hunter2hunter2", 'password="[REDACTED]")'),
+    shape("python-constant", 'API_KEY = "abcd1234efgh5678"', "abcd1234efgh5678", 'API_KEY = "[REDACTED]"'),
+    shape("python-comparison", 'if password == "hunter2hunter2":', "hunter2hunter2", 'password == "[REDACTED]"'),
+    shape("php-array", "'password' => 'hunter2hunter2',", "hunter2hunter2", "'password' => '[REDACTED]',"),
+    shape("php-define", "define('DB_PASSWORD', 'wpP4ss-word');", "wpP4ss-word", "define('DB_PASSWORD', '[REDACTED]');"),
+    shape("ruby-symbol", 'conn = { :password => "rubyP4ss" }', "rubyP4ss", ':password => "[REDACTED]"'),
+    shape("go-struct", 'cfg := Config{Password: "hunter2hunter2"}', "hunter2hunter2", 'Password: "[REDACTED]"'),
+    shape("go-walrus", 'token := "t0k3n-v4lue"', "t0k3n-v4lue", 'token := "[REDACTED]"'),
+    shape("js-object", "const cfg = { apiKey: 'abcd1234efgh' };", "abcd1234efgh", "apiKey: '[REDACTED]'"),
+    shape("terraform-tfvars", 'db_password = "tfP4ssw0rd"', "tfP4ssw0rd", 'db_password = "[REDACTED]"'),
+    shape("xml-element", "<password>hunter2hunter2</password>", "hunter2hunter2", "<password>[REDACTED]</password>"),
+    shape(
+        "maven-settings",
+        "<server><id>repo</id><password>mvnP4ss</password></server>",
+        "mvnP4ss",
+        "<password>[REDACTED]</password>",
+    ),
+    shape("nuget-config", '<add key="ClearTextPassword" value="nug3tP4ss" />', "nug3tP4ss", 'value="[REDACTED]"'),
+    shape(
+        "app-settings", '<add key="ApiKey" value="abcd1234" />', "abcd1234", '<add key="ApiKey" value="[REDACTED]" />'
+    ),
+    shape(
+        "prose-colon", "use password: hunter2hunter2 to log in", "hunter2hunter2", "use password: [REDACTED] to log in"
+    ),
+    shape("redis-conf", "requirepass r3disP4ss\nmasterauth r3plicaP4ss", "r3disP4ss", "requirepass [REDACTED]"),
+    shape("redis-conf-masterauth", "masterauth r3plicaP4ss", "r3plicaP4ss", "masterauth [REDACTED]"),
+]
+
+CONNECTION_STRINGS = [
+    shape(
+        "ado-net",
+        "Server=db;Database=app;User Id=sa;Password=Adm1n!pass;",
+        "Adm1n!pass",
+        "User Id=sa;Password=[REDACTED];",
+    ),
+    shape("odbc-pwd", "Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=0dbcP4ss;", "0dbcP4ss", "Uid=sa;Pwd=[REDACTED];"),
+    shape(
+        "jdbc-mysql", "jdbc:mysql://db:3306/app?user=app&password=jdbcP4ss", "jdbcP4ss", "?user=app&password=[REDACTED]"
+    ),
+    shape(
+        "jdbc-sqlserver",
+        "jdbc:sqlserver://db:1433;databaseName=app;user=sa;password=Sq1P4ss;",
+        "Sq1P4ss",
+        "user=sa;password=[REDACTED];",
+    ),
+    shape("libpq", "host=db user=app password=libpqP4ss dbname=app", "libpqP4ss", "password=[REDACTED] dbname=app"),
+    shape(
+        "azure-storage",
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=" + fake(86, B64) + "==;",
+        fake(86, B64),
+        "AccountName=acme;AccountKey=[REDACTED];",
+    ),
+    shape(
+        "azure-service-bus",
+        "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=" + fake(44, B64),
+        fake(44, B64),
+        "SharedAccessKeyName=Root;SharedAccessKey=[REDACTED]",
+    ),
+    shape(
+        "pgpass",
+        "db.internal:5432:app:app_user:Sup3rS3cret!",
+        "Sup3rS3cret!",
+        "db.internal:5432:app:app_user:[REDACTED]",
+    ),
+    shape(
+        "netrc-one-line",
+        "machine api.example.com login alice password n3trcP4ss",
+        "n3trcP4ss",
+        "login alice password [REDACTED]",
+    ),
+    shape(
+        "netrc-lines",
+        "machine api.heroku.com\n  login me@example.com\n  password n3trcP4ss\n",
+        "n3trcP4ss",
+        "  password [REDACTED]\n",
+    ),
+    shape("netrc-default", "default login anonymous password n3trcP4ss", "n3trcP4ss", "password [REDACTED]"),
+    shape("sql-identified-by", "CREATE USER app IDENTIFIED BY 'sqlP4ss';", "sqlP4ss", "IDENTIFIED BY '[REDACTED]';"),
+    shape("sql-with-password", "ALTER ROLE app WITH PASSWORD 'pgP4ss';", "pgP4ss", "WITH PASSWORD '[REDACTED]';"),
+    shape(
+        "sql-grant-identified",
+        'GRANT ALL ON app.* TO app IDENTIFIED BY "gr4ntP4ss";',
+        "gr4ntP4ss",
+        'IDENTIFIED BY "[REDACTED]";',
+    ),
+]
+
+HEADERS = [
+    shape("authorization-bearer", f"Authorization: Bearer {JWT}", JWT, "Authorization: [REDACTED]"),
+    shape("authorization-bearer-short", "Authorization: Bearer abc123", "abc123", "Authorization: Bearer [REDACTED]"),
+    shape(
+        "authorization-token", "Authorization: Token abc123def456", "abc123def456", "Authorization: Token [REDACTED]"
+    ),
+    shape(
+        "authorization-basic",
+        "Authorization: Basic dXNlcjpwYXNzd29yZA==",
+        "dXNlcjpwYXNzd29yZA==",
+        "Authorization: Basic [REDACTED]",
+    ),
+    shape(
+        "authorization-digest",
+        'Authorization: Digest username="alice", response="6629fae49393a05397450978507c4ef1"',
+        "6629fae49393a05397450978507c4ef1",
+        "Authorization: Digest [REDACTED]",
+    ),
+    shape(
+        "authorization-no-scheme", "Authorization: abcd1234efgh5678", "abcd1234efgh5678", "Authorization: [REDACTED]"
+    ),
+    shape(
+        "authorization-aws-sigv4",
+        "Authorization: AWS4-HMAC-SHA256 Credential=AKIA"
+        + fake(16, "Q2W3E4R5T6Y7U8I9")
+        + "/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature="
+        + fake(64, HEX),
+        fake(64, HEX),
+        "Authorization: AWS4-HMAC-SHA256 [REDACTED]",
+    ),
+    shape(
+        "proxy-authorization",
+        "Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==",
+        "dXNlcjpwYXNzd29yZA==",
+        "Proxy-Authorization: Basic [REDACTED]",
+    ),
+    shape(
+        "curl-authorization-token",
+        'curl -H "Authorization: token abc123def456" https://api',
+        "abc123def456",
+        '"Authorization: token [REDACTED]"',
+    ),
+    shape(
+        "json-authorization",
+        '{"Authorization": "Token abc123def456"}',
+        "abc123def456",
+        '{"Authorization": "Token [REDACTED]"}',
+    ),
+    shape("x-api-key", "X-API-Key: abcdefabcdefabcdef", "abcdefabcdefabcdef", "X-API-Key: [REDACTED]"),
+    shape("curl-x-api-key", "curl -H 'X-API-Key: abcdefabcdef' https://api", "abcdefabcdef", "'X-API-Key: [REDACTED]'"),
+    shape("x-auth-token", "X-Auth-Token: " + fake(32, HEX), fake(32, HEX), "X-Auth-Token: [REDACTED]"),
+    shape(
+        "gitlab-private-token",
+        'curl --header "PRIVATE-TOKEN: abcdefghij0123456789" https://gitlab',
+        "abcdefghij0123456789",
+        '"PRIVATE-TOKEN: [REDACTED]"',
+    ),
+    shape("x-vault-token", "X-Vault-Token: s.abcdefabcdefabcdef", "s.abcdefabcdefabcdef", "X-Vault-Token: [REDACTED]"),
+    shape("azure-openai-api-key", "api-key: " + fake(32, HEX), fake(32, HEX), "api-key: [REDACTED]"),
+    shape(
+        "azure-apim",
+        "Ocp-Apim-Subscription-Key: " + fake(32, HEX),
+        fake(32, HEX),
+        "Ocp-Apim-Subscription-Key: [REDACTED]",
+    ),
+    shape("cookie", "Cookie: session=abc123; csrftoken=xyz789", "abc123", "Cookie: [REDACTED]"),
+    shape(
+        "set-cookie",
+        "Set-Cookie: sid=31d4d96e407aad42; Path=/; Secure; HttpOnly",
+        "31d4d96e407aad42",
+        "Set-Cookie: [REDACTED]",
+    ),
+    shape("curl-cookie", "curl -b x -H 'Cookie: session=abc123def' https://app", "abc123def", "'Cookie: [REDACTED]'"),
+]
+
+COMMAND_LINES = [
+    shape("curl-u", "curl -u alice:s3cretpw https://api.example.com", "s3cretpw", "curl -u alice:[REDACTED] https"),
+    shape("curl-user", "curl --user alice:s3cretpw https://api", "s3cretpw", "--user alice:[REDACTED] https"),
+    shape("curl-u-attached", "curl -ualice:s3cretpw https://api", "s3cretpw", "-ualice:[REDACTED] https"),
+    shape(
+        "wget-password", "wget --user=alice --password=s3cretpw https://x", "s3cretpw", "--password=[REDACTED] https"
+    ),
+    shape(
+        "flag-password",
+        "vendor-cli login --password hunter2hunter2 --verbose",
+        "hunter2hunter2",
+        "--password [REDACTED] --verbose",
+    ),
+    shape("flag-api-key", "tool --api-key abcd1234efgh run", "abcd1234efgh", "--api-key [REDACTED] run"),
+    shape(
+        "flag-client-secret",
+        "az ad sp create --client-secret Az7~s3cret.v4lue",
+        "Az7~s3cret.v4lue",
+        "--client-secret [REDACTED]",
+    ),
+    shape("flag-token-quoted", 'vault login --token "abcd1234efgh"', "abcd1234efgh", '--token "[REDACTED]"'),
+    shape("sshpass", "sshpass -p 'ssh-P4ss' ssh user@host", "ssh-P4ss", "sshpass -p '[REDACTED]' ssh"),
+    shape("sshpass-attached", "sshpass -pSshP4ss ssh user@host", "SshP4ss", "sshpass -p[REDACTED] ssh"),
+    shape(
+        "docker-login-p",
+        "docker login -u alice -p d0ckerP4ss registry.example.com",
+        "d0ckerP4ss",
+        "-p [REDACTED] registry",
+    ),
+    shape("podman-login-p", "podman login quay.io -u bob -p p0dmanP4ss", "p0dmanP4ss", "-p [REDACTED]"),
+    shape("mysql-p", "mysql -u root -pS3cretPass app < dump.sql", "S3cretPass", "-p[REDACTED] app"),
+    shape("mysqldump-p", "mysqldump -u root -pDumpP4ss app > app.sql", "DumpP4ss", "-p[REDACTED] app"),
+    shape("mysql-password-flag", "mysql --password=S3cretPass app", "S3cretPass", "--password=[REDACTED] app"),
+    shape("redis-cli-a", "redis-cli -h cache -a r3disP4ss ping", "r3disP4ss", "-a [REDACTED] ping"),
+    shape("openssl-passin", "openssl rsa -in key.pem -passin pass:0penSsl", "0penSsl", "-passin pass:[REDACTED]"),
+    shape(
+        "openssl-passout",
+        "openssl genrsa -aes256 -passout pass:0penSsl 2048",
+        "0penSsl",
+        "-passout pass:[REDACTED] 2048",
+    ),
+    shape(
+        "keytool-storepass", "keytool -list -keystore k.jks -storepass st0reP4ss", "st0reP4ss", "-storepass [REDACTED]"
+    ),
+    shape("keytool-keypass", "keytool -genkey -keypass k3yP4ss -alias x", "k3yP4ss", "-keypass [REDACTED] -alias"),
+    shape("htpasswd-b", "htpasswd -bc /etc/nginx/.htpasswd alice htP4ss", "htP4ss", "alice [REDACTED]"),
+    shape(
+        "kubectl-from-literal",
+        "kubectl create secret generic db --from-literal=password=kubeP4ss",
+        "kubeP4ss",
+        "--from-literal=password=[REDACTED]",
+    ),
+    shape(
+        "helm-set",
+        "helm install db bitnami/postgresql --set auth.password=h3lmP4ss",
+        "h3lmP4ss",
+        "--set auth.password=[REDACTED]",
+    ),
+    shape("terraform-var", "terraform apply -var 'db_password=tfP4ss'", "tfP4ss", "-var 'db_password=[REDACTED]'"),
+    shape(
+        "java-system-property",
+        "java -Djavax.net.ssl.keyStorePassword=changeit1 -jar app.jar",
+        "changeit1",
+        "keyStorePassword=[REDACTED] -jar",
+    ),
+    shape(
+        "docker-run-env",
+        "docker run -e POSTGRES_PASSWORD=example42 postgres",
+        "example42",
+        "-e POSTGRES_PASSWORD=[REDACTED] postgres",
+    ),
+]
+
+URLS = [
+    shape(
+        "url-credentials",
+        "git clone https://alice:s3cretPassw0rd@git.example.com/acme/widget.git",
+        "s3cretPassw0rd",
+        "https://alice:[REDACTED]@git.example.com/acme",
+    ),
+    shape(
+        "postgres-url",
+        "DATABASE_URL=postgres://app:hunter2hunter2@db.internal:5432/app",
+        "hunter2hunter2",
+        "postgres://app:[REDACTED]@db.internal:5432/app",
+    ),
+    shape("redis-password-only", "redis://:r3disPw@cache:6379/0", "r3disPw", "redis://:[REDACTED]@cache:6379/0"),
+    shape(
+        "password-with-at", "postgres://app:p@ssw0rd@db:5432/app", "p@ssw0rd", "postgres://app:[REDACTED]@db:5432/app"
+    ),
+    shape("password-with-slash", "mysql://root:pa/ss99@db/app", "pa/ss99", "mysql://root:[REDACTED]@db/app"),
+    shape("password-with-hash", "amqp://guest:pa#ss99@mq:5672/", "pa#ss99", "amqp://guest:[REDACTED]@mq:5672/"),
+    shape(
+        "mongodb-srv",
+        'mongosh "mongodb+srv://app:m0ngoP4ss@cluster0.example.net/db"',
+        "m0ngoP4ss",
+        "mongodb+srv://app:[REDACTED]@cluster0",
+    ),
+    shape("ftp", "ftp://user:ftpP4ss@ftp.example.com/pub", "ftpP4ss", "ftp://user:[REDACTED]@ftp.example.com/pub"),
+    shape(
+        "smtps",
+        "smtps://mailer:smtpP4ss@smtp.example.com:465",
+        "smtpP4ss",
+        "smtps://mailer:[REDACTED]@smtp.example.com:465",
+    ),
+    shape(
+        "git-credentials-oauth2",
+        "https://oauth2:" + fake(20) + "@gitlab.example.com",
+        fake(20),
+        "https://oauth2:[REDACTED]@gitlab.example.com",
+    ),
+    shape(
+        "token-as-user",
+        "origin https://" + fake(52, LOWER) + "@dev.azure.com/acme/_git/widget",
+        fake(52, LOWER),
+        "https://[REDACTED]@dev.azure.com/acme",
+    ),
+    shape(
+        "sentry-dsn",
+        "SENTRY_DSN=https://" + fake(32, HEX) + "@o12345.ingest.sentry.io/67890",
+        fake(32, HEX),
+        "https://[REDACTED]@o12345.ingest.sentry.io/67890",
+    ),
+    shape("query-token", "wss://api.example.com/stream?token=q1w2e3r4t5y6", "q1w2e3r4t5y6", "?token=[REDACTED]"),
+    shape(
+        "query-access-token",
+        "https://graph.example.com/me?access_token=q1w2e3r4t5y6u7i8&fields=id",
+        "q1w2e3r4t5y6u7i8",
+        "?access_token=[REDACTED]&fields=id",
+    ),
+    shape("query-key", "https://maps.example.com/api?key=k3yk3yk3yk3y&q=x", "k3yk3yk3yk3y", "?key=[REDACTED]&q=x"),
+    shape("query-api-key", "GET /v1/items?format=json&api_key=abcd1234efgh", "abcd1234efgh", "&api_key=[REDACTED]"),
+    shape("query-apikey", "https://api.example.com/v2?apikey=abcd1234efgh", "abcd1234efgh", "?apikey=[REDACTED]"),
+    shape(
+        "query-client-secret",
+        "POST /token?client_id=app&client_secret=c1i3ntS3cr3t",
+        "c1i3ntS3cr3t",
+        "&client_secret=[REDACTED]",
+    ),
+    shape(
+        "query-password",
+        "https://legacy.example.com/login?user=bob&password=l3gacyP4ss",
+        "l3gacyP4ss",
+        "&password=[REDACTED]",
+    ),
+    shape(
+        "presigned-s3",
+        "https://bucket.s3.amazonaws.com/f?X-Amz-Credential=AKIAXX%2F20261125&X-Amz-Signature="
+        + fake(64, HEX)
+        + "&x=1",
+        fake(64, HEX),
+        "&X-Amz-Signature=[REDACTED]&x=1",
+    ),
+    shape(
+        "presigned-s3-session-token",
+        "https://b.s3.amazonaws.com/f?X-Amz-Security-Token=IQoJb3JpZ2lu" + fake(40, "aB1%2F") + "&X-Amz-Date=20260101",
+        fake(40, "aB1%2F"),
+        "?X-Amz-Security-Token=[REDACTED]&X-Amz-Date",
+    ),
+    shape(
+        "gcs-signed",
+        "https://storage.googleapis.com/b/o?X-Goog-Signature=" + fake(64, HEX),
+        fake(64, HEX),
+        "?X-Goog-Signature=[REDACTED]",
+    ),
+    shape(
+        "cloudfront-signed",
+        "https://d1.cloudfront.net/v.mp4?Expires=1700000000&Signature=" + fake(40, "aB1~-_"),
+        fake(40, "aB1~-_"),
+        "&Signature=[REDACTED]",
+    ),
+    shape(
+        "azure-sas",
+        "https://acme.blob.core.windows.net/c/f?sv=2022-11-02&sig=AbCdEf123%2BGhIjKl%3D&se=2026",
+        "AbCdEf123%2BGhIjKl%3D",
+        "&sig=[REDACTED]&se=2026",
+    ),
+]
+
+SHAPES = (
+    VENDOR_TOKENS + PRIVATE_KEYS + PASSWORD_HASHES + CONFIG_VALUES + CONNECTION_STRINGS + HEADERS + COMMAND_LINES + URLS
+)
+
+
+@pytest.mark.parametrize(("text", "secret", "kept"), SHAPES)
+def test_the_secret_goes_and_its_context_stays(text: str, secret: str, kept: str) -> None:
+    redacted = redact(text)
+    assert secret not in redacted
+    assert kept in redacted
+
+
+# Ordinary project text that looks like the shapes above; each must come back unchanged.
+NEAR_MISSES = [
+    pytest.param("commit 3f9a2c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39 fixed it", id="commit-sha"),
+    pytest.param("session 123e4567-e89b-12d3-a456-426614174000 ended", id="uuid"),
+    pytest.param(
+        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08  dist/app.tar.gz", id="sha256sum-line"
+    ),
+    pytest.param(
+        "image: nginx@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", id="image-digest"
+    ),
+    pytest.param("Fixed the password reset flow; the token budget is now 20k.", id="prose-password-reset-token-budget"),
+    pytest.param("Rotate the API key every 90 days and keep secrets out of the repo.", id="prose-about-keys"),
+    pytest.param("the secret: keep tests small", id="prose-secret-colon"),
+    pytest.param("PASSWORD_MIN_LENGTH=12 and TOKEN_TTL=3600", id="numeric-settings"),
+    pytest.param(
+        "max_tokens: 4096\ntoken_budget: 20000\npassword_min_length: 12", id="yaml-settings-named-like-secrets"
+    ),
+    pytest.param("password: ${DB_PASSWORD}", id="yaml-env-reference"),
+    pytest.param('password: "{{ .Values.db.password }}"', id="helm-template"),
+    pytest.param("        NPM_TOKEN: ${{ secrets.NPM_TOKEN }}", id="github-actions-secret-reference"),
+    pytest.param("export API_KEY=$OPENAI_API_KEY", id="shell-variable-reference"),
+    pytest.param("DB_PASSWORD=<your-password-here>", id="placeholder"),
+    pytest.param("token = get_token()", id="python-call"),
+    pytest.param('password = os.environ["DB_PASSWORD"]', id="python-environ"),
+    pytest.param("api_key = settings.API_KEY\nself.token = token", id="python-attribute-and-name"),
+    pytest.param("def login(username: str, password: str) -> Token:", id="python-signature"),
+    pytest.param("    api_key: Optional[str] = None\n    password: str", id="python-annotations"),
+    pytest.param("  password?: string;\n  token: string;", id="typescript-interface"),
+    pytest.param("password = getpass.getpass()", id="python-getpass"),
+    pytest.param("password: null\ntoken: ~\nsecret: false", id="yaml-literals"),
+    pytest.param("secretName: tls-cert\nsecretKeyRef:\n  name: db\n  key: password", id="kubernetes-secret-references"),
+    pytest.param("token_url: https://oauth2.googleapis.com/token", id="token-url"),
+    pytest.param("private_key_path: ~/.ssh/id_ed25519", id="key-path"),
+    pytest.param("GOOGLE_APPLICATION_CREDENTIALS=/secrets/sa.json", id="credentials-path"),
+    pytest.param("POSTGRES_PASSWORD_FILE=/run/secrets/db_password", id="docker-secret-file"),
+    pytest.param(
+        "sort_key: created_at\nprimary_key: id\nkey: value\nbypass: true\nauth: true", id="keys-that-are-not-secrets"
+    ),
+    pytest.param('<input type="password" name="password" autocomplete="current-password">', id="html-password-input"),
+    pytest.param('<label for="password">Password</label>', id="html-label"),
+    pytest.param('echo "$TOKEN" | docker login --password-stdin ghcr.io', id="docker-password-stdin"),
+    pytest.param("docker login -u alice registry.example.com", id="docker-login-prompting"),
+    pytest.param("docker run -u 1000:1000 --user 1000:1000 app", id="docker-uid-gid"),
+    pytest.param("git push -u origin main && curl -u alice https://api", id="u-without-password"),
+    pytest.param("mysql -u root -p app", id="mysql-prompting"),
+    pytest.param("redis-cli -h cache -p 6379 ping\nssh -p 2222 me@host", id="port-flags"),
+    pytest.param("http://localhost:3000/@alice and http://[::1]:8080/health", id="urls-with-ports"),
+    pytest.param("https://medium.com/@alice/post and https://registry.npmjs.org/@babel/core", id="urls-with-at-paths"),
+    pytest.param("git@github.com:acme/widget.git mailto:alice@example.com", id="scp-url-and-email"),
+    pytest.param("https://john.doe@gitlab.example.com/acme/widget.git", id="url-with-a-user-name"),
+    pytest.param("https://example.com/search?key=abc&sort=asc", id="short-query-values"),
+    pytest.param(
+        "-----BEGIN CERTIFICATE-----\nMIIB" + fake(60, B64) + "\n-----END CERTIFICATE-----", id="public-certificate"
+    ),
+    pytest.param("-----BEGIN PUBLIC KEY-----\nMFkw" + fake(60, B64) + "\n-----END PUBLIC KEY-----", id="public-key"),
+    pytest.param("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + fake(43, B64) + " me@laptop", id="ssh-public-key"),
+    pytest.param("age1" + fake(58, "qpzry9x8gf2tvdw0s3jn54khce6mua7l"), id="age-recipient"),
+    pytest.param("the private key lives in ~/.ssh and the Private-Lines: field is PuTTY's", id="key-prose"),
+    pytest.param("awk '{print $1$2$3$4$5$6$7$8}' and echo $1$2", id="shell-positional-parameters"),
+    pytest.param("LDAP hashes look like {SSHA} or {CRYPT}", id="ldap-scheme-names"),
+    pytest.param("Bearer tokens expire; set the Authorization header and the Cookie header", id="header-prose"),
+    pytest.param("ask-me anything, task-runner, desk-lamp, risk-averse, whisk-together", id="words-with-sk"),
+    pytest.param("git checkout sk-learn-upgrade", id="branch-named-sk"),
+    pytest.param("/home/me/src/xoxb-slack-notifier-service/app.py", id="folder-named-like-slack"),
+    pytest.param("ghp_ and glpat- and AKIA are prefixes; NRAK- and PMAK- too", id="prefixes-alone"),
+    pytest.param("eyJhbGciOiJIUzI1NiJ9 alone is a JWT header", id="jwt-header"),
+    pytest.param("- 2026-11-24T01:07:45Z (main): turn 3: found it", id="board-note-line"),
+    pytest.param("secrets.token_hex(32) and keyring.get_password('svc', 'me')", id="python-secret-apis"),
+    pytest.param(
+        "key_file = open(path)\npassword_hash = bcrypt.hashpw(pw, salt)", id="python-assignments-that-are-not-secrets"
+    ),
+    pytest.param("Tokens: 4096 per call; Keys: rotate monthly", id="plural-headings"),
+]
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_misses_come_back_unchanged(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_the_corpus_is_as_large_as_adr_23_says() -> None:
+    assert len(SHAPES) >= 150 and len(NEAR_MISSES) >= 40
+
+
+# The markers: a pattern is skipped when its marker is not in the text, so a marker must be in every match.
+ALL_PATTERNS = [
+    (name, marker, pattern)
+    for name in ("TOKENS", "VALUES", "NAMED_VALUES")
+    for marker, pattern in getattr(redaction, name)
+]
+SAMPLES = [p.values[0] for p in SHAPES]
+
+
+@pytest.mark.parametrize(
+    ("name", "marker", "pattern"), ALL_PATTERNS, ids=[f"{n}-{i}-{m}" for i, (n, m, _) in enumerate(ALL_PATTERNS)]
+)
+def test_every_pattern_has_a_sample_and_each_match_holds_its_marker(name: str, marker: str, pattern: str) -> None:
+    matches = [m.group(0) for sample in SAMPLES for line in _units(name, sample) for m in re.finditer(pattern, line)]
+    assert matches, f"no sample in the corpus matches {name} {pattern[:60]}; add one"
+    for matched in matches:
+        assert marker in matched.lower(), (marker, matched)
+        if name == "NAMED_VALUES":
+            assert any(word in matched.lower() for word in redaction.SECRET_WORDS), matched
+
+
+def _units(name: str, sample: str) -> list:
+    """Name-based patterns run line by line."""
+    return sample.split("\n") if name == "NAMED_VALUES" else [sample]
+
+
+def test_no_marker_can_be_made_by_redaction() -> None:
+    """Markers are looked for before earlier patterns redact: none may appear out of ``[REDACTED]``."""
+    for _, marker, _ in ALL_PATTERNS:
+        assert marker == marker.lower() and "[" not in marker and "]" not in marker
+        assert marker not in REDACTED.lower()
+    assert not any(word in REDACTED.lower() for word in redaction.SECRET_WORDS)
+
+
+def _without_markers(text: str) -> str:
+    """``redact(text)`` with every pattern run on every line, markers or not."""
+    with mock.patch.multiple(
+        redaction,
+        TOKENS=[("", pattern) for _, pattern in redaction.TOKENS],
+        VALUES=[("", pattern) for _, pattern in redaction.VALUES],
+        NAMED_VALUES=[("", pattern) for _, pattern in redaction.NAMED_VALUES],
+        SECRET_WORDS=("",),
+    ):
+        return redact(text)
+
+
+# Texts made of corpus pieces, separators and noise, glued in any order.
+FRAGMENTS = (
+    SAMPLES
+    + [p.values[0] for p in NEAR_MISSES]
+    + list(" \n:='\"@$&?")
+    + ["password", "Token", "key", "://", "-----", REDACTED]
+)
+texts = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12)), max_size=8).map("".join)
+
+
+@given(texts)
+def test_redacting_twice_is_redacting_once(text: str) -> None:
+    once = redact(text)
+    assert redact(once) == once
+
+
+@given(texts)
+def test_the_markers_never_skip_a_pattern_that_would_match(text: str) -> None:
+    assert redact(text) == _without_markers(text)
+
+
+PROSE = "the password reset token budget secret key API rotate auth cookie bearer private credentials is a PASSWORD"
+
+
+@given(st.lists(st.sampled_from(PROSE.split()), max_size=30).map(" ".join), st.sampled_from(["", ".", ",", "!"]))
+def test_prose_about_secrets_without_values_is_unchanged(words: str, end: str) -> None:
+    assert redact(words + end) == words + end
+
+
+ADVERSARIAL = [
+    pytest.param("password:" * 120_000, id="password-colons"),
+    pytest.param("password=" * 120_000, id="password-equals"),
+    pytest.param("a" * 1_100_000, id="one-long-word"),
+    pytest.param('"password": "' * 80_000, id="unterminated-quotes"),
+    pytest.param("-----BEGIN RSA PRIVATE KEY-----\n" * 35_000, id="key-headers-without-end"),
+    pytest.param("://a:" * 220_000, id="url-userinfo-starts"),
+    pytest.param("x-api-key-" * 110_000 + ":", id="header-name-run"),
+    pytest.param(("token: " + "a1" * 40 + " ") * 12_000, id="many-secret-looking-values"),
+    pytest.param("sk-" * 350_000, id="token-prefixes"),
+    pytest.param("mysql -p " * 120_000, id="command-prefixes"),
+    pytest.param("machine h login u " * 60_000, id="netrc-without-password"),
+    pytest.param("api_key=\n" * 110_000, id="a-line-naming-a-secret-each"),
+    pytest.param('password: "' + "\\" * 1_000_000, id="backslashes-in-an-open-quote"),
+    pytest.param("Authorization: " * 70_000, id="header-names"),
+    pytest.param("docker login " * 80_000, id="logins-without-p"),
+]
+
+
+PROSE_MIB = ("We refactored the parser, fixed the flaky test and kept the notes short.\n" * 15_000)[: 2**20]
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL)
+def test_a_mebibyte_of_adversarial_text_is_redacted_in_well_under_seconds(text: str) -> None:
+    """No pattern backtracks without bound: the slowest shape takes about a second.
+
+    The machines are shared: a mebibyte of prose, timed just before, tells load from a regression.
+    """
+    started = time.monotonic()
+    redact(PROSE_MIB)
+    prose = time.monotonic() - started
+    started = time.monotonic()
+    redact(text)
+    assert time.monotonic() - started < max(3.0, 30 * prose)
