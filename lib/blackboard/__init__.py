@@ -1,3 +1,4 @@
-"""blackboard: a per-session blackboard for Claude Code sessions and their subagents."""
+"""blackboard: a per-session blackboard for Claude Code sessions and their subagents.
 
-__version__ = "0.1.0"
+Its version is declared once, in ``.claude-plugin/plugin.json`` (``environment.plugin_version``).
+"""

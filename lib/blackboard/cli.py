@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import click
 
-from . import settings
+from . import environment, settings
 from .approve import OPTION
 from .board import Board, locate
 from .entries import Entry
@@ -172,7 +172,21 @@ def _utf8(data: bytes, limit: int, source: str) -> str:
         raise BlackboardError(f"{source} is not valid UTF-8 text; convert it (e.g. with iconv) and try again") from None
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"blackboard {environment.plugin_version()}")
+        ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the plugin's version (from .claude-plugin/plugin.json) and exit.",
+)
 @GLOBAL
 @click.pass_context
 def cli(ctx: click.Context) -> None:

@@ -13,6 +13,19 @@ STAMP = ".blackboard-requirements"  # a copy of the requirements the environment
 STALE = 75  # exit status of the command when its environment is stale, before it has read its input
 PLUGIN_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REQUIREMENTS = os.path.join(PLUGIN_ROOT, "requirements.txt")
+MANIFEST = os.path.join(PLUGIN_ROOT, ".claude-plugin", "plugin.json")  # the one place the version is declared
+
+
+def plugin_version() -> str:
+    """The plugin's version, as its manifest declares it (what Claude Code shows); ``unknown`` without one."""
+    import json
+
+    try:
+        with open(MANIFEST, encoding="utf-8") as handle:
+            version = json.load(handle).get("version")
+    except (OSError, ValueError, AttributeError):
+        return "unknown"
+    return version if isinstance(version, str) else "unknown"
 
 
 def ready(venv: str, requirements: str = REQUIREMENTS) -> bool:

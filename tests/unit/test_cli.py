@@ -8,7 +8,7 @@ import pytest
 
 from blackboard import board, session
 from blackboard.paths import PathResolver
-from helpers import HOSTILE_SESSION_IDS, run_cli
+from helpers import HOSTILE_SESSION_IDS, REPO, run_cli
 
 
 @pytest.fixture
@@ -418,3 +418,9 @@ def test_a_file_that_is_not_utf8_is_refused_and_nothing_is_written(bb, project: 
 def test_a_value_on_standard_input_round_trips_byte_for_byte(bb, text: str) -> None:
     ok(bb("note", "-", stdin=text))
     assert json.loads(ok(bb("show", "--json")))["notes"][-1]["text"] == text
+
+
+def test_version_is_the_manifests() -> None:
+    manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+    code, out, err = run_cli("--version")
+    assert (code, out.strip(), err) == (0, f"blackboard {manifest['version']}", "")
