@@ -158,10 +158,10 @@ class Board:
     def _update(self, kind: str, entry_id: str, change: Callable[[Entry], Optional[Entry]]) -> Entry:
         try:
             result = entries.update(self.path(kind), entry_id, change)
-        except BlackboardError as exc:
-            if str(exc).startswith("no entry") and kind == "tasks":
-                raise BlackboardError(f"no task {entry_id!r}; `blackboard task list` shows the ids") from None
-            raise
+        except entries.NoEntry:
+            if kind != "tasks":
+                raise
+            raise BlackboardError(f"no task {entry_id!r}; `blackboard task list` shows the ids") from None
         self._touch()
         return result
 

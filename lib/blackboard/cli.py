@@ -25,6 +25,7 @@ from .meta import STATUSES
 from .paths import PathResolver
 from .redact import redact
 from .registry import SessionEntry
+from .render import size_text
 
 
 def _remember(ctx: click.Context, param: click.Parameter, value: object) -> None:
@@ -474,7 +475,7 @@ def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: 
     doomed, skipped = retention.plan(resolvers, seconds, keep, measure=dry_run or ask)
     if ask and doomed:
         total = sum(c.size for c in doomed)
-        click.confirm(f"Remove {len(doomed)} sessions ({_bytes(total)})?", abort=True, err=True)
+        click.confirm(f"Remove {len(doomed)} sessions ({size_text(total)})?", abort=True, err=True)
     removed = doomed
     if not dry_run:
         removed, problems = _remove_with_progress(retention, doomed)
@@ -494,10 +495,10 @@ def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: 
     verb = "would remove" if dry_run else "removed"
     lines = [
         f"{verb} {c.resolver.project.org}/{c.resolver.project.name} {c.session_id} ({c.status} "
-        f"{c.finished}, {_bytes(c.size)})"
+        f"{c.finished}, {size_text(c.size)})"
         for c in removed
     ]
-    lines.append(f"{verb} {len(rows)} sessions, {_bytes(freed)}")
+    lines.append(f"{verb} {len(rows)} sessions, {size_text(freed)}")
     _emit({"dry_run": dry_run, "sessions": rows, "bytes": freed, "skipped": skipped}, "\n".join(lines))
     for line in skipped:
         click.echo(f"blackboard: warning: skipped {line}", err=True)
@@ -509,17 +510,6 @@ def _remove_with_progress(retention: Any, doomed: List[Any]) -> Any:
     bar: Any
     with click.progressbar(length=len(doomed), label="removing sessions", file=sys.stderr) as bar:
         return retention.remove(doomed, bar.update)
-
-
-def _bytes(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    amount = size / 1024
-    for unit in ("KiB", "MiB"):
-        if amount < 1024:
-            return f"{amount:.1f} {unit}"
-        amount /= 1024
-    return f"{amount:.1f} GiB"
 
 
 @cli.group(invoke_without_command=True)
@@ -595,24 +585,7 @@ def sync_status() -> None:
     if not info["enabled"]:
         _emit(info, "sync is off for this project (blackboard sync enable [--remote URL])")
         return
-    lines = [f"remote: {info['remote']} ({info['ref']})", str(info["readers"])]
-    if info["paused"]:
-        lines.append(f"PAUSED: {info['paused']}")
-    for step in ("last_fetch", "last_push"):
-        record = info[step]
-        if isinstance(record, dict):
-            outcome = "ok" if record.get("ok") else "FAILED"
-            lines.append(f"{step.replace('_', ' ')}: {record.get('at')} {outcome}: {record.get('detail')}")
-        else:
-            lines.append(f"{step.replace('_', ' ')}: never")
-    tidy = info.get("last_tidy")
-    if isinstance(tidy, dict) and not tidy.get("ok"):
-        lines.append(f"last packing of the private repository: {tidy.get('at')} FAILED: {tidy.get('detail')}")
-    lines.append(f"pending: {info['pending_sessions']} session(s), {info['pending_removals']} removal(s)")
-    lines.append(f"imported from other machines: {info['imported_sessions']} session(s)")
-    lines += [f"conflict: {k}: {v}" for k, v in dict(info["conflicts"]).items()]  # type: ignore[call-overload]
-    lines += [f"refused: {r}" for r in info["refused"]]  # type: ignore[attr-defined]
-    lines += [f"not synced: {s}" for s in info["not_synced"]]  # type: ignore[attr-defined]
+    lines = syncing.status_lines(info)
     _emit(info, "\n".join(lines))
 
 

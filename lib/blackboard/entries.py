@@ -15,6 +15,10 @@ from .clock import now_iso
 from .errors import BlackboardError
 from .fsutil import append_text, atomic_write, file_lock, read_tail, read_text
 
+
+class NoEntry(BlackboardError):
+    """A board file holds no entry of the id asked for."""
+
 TITLES = {"tasks": "Active tasks", "notes": "Session notes", "context": "Shared context"}
 _HEADING = r"## (\S+)[ \t]*"
 _FIELD = r"- ([A-Za-z_][A-Za-z0-9_]*): ?(.*)"
@@ -179,7 +183,7 @@ def update(path: str, entry_id: str, change: Callable[[Entry], Entry | None]) ->
                 block = _replacement(lines[start:end], new)
                 atomic_write(path, "\n".join(lines[:start] + block + lines[end:]))
                 return new or entry
-    raise BlackboardError(f"no entry {entry_id!r} in {os.path.basename(path)}; list the ids with `blackboard list`")
+    raise NoEntry(f"no entry {entry_id!r} in {os.path.basename(path)}; list the ids with `blackboard list`")
 
 
 def _replacement(old: list[str], new: Entry | None) -> list[str]:

@@ -53,6 +53,10 @@ class GitFailed(BlackboardError):
         self.output = output
 
 
+class GitTimeout(GitFailed):
+    """A git command ran past its deadline; it and everything it started were stopped."""
+
+
 class TooLarge(GitFailed):
     """What the remote holds is over a bound this machine keeps: too many files, or too many bytes to fetch."""
 
@@ -135,7 +139,7 @@ class Store:
                     raise TooLarge(reason) from None
                 if deadline is not None and time.monotonic() >= deadline:
                     _stop(proc)
-                    raise GitFailed(f"git {_verb(proc)} ran out of time") from None
+                    raise GitTimeout(f"git {_verb(proc)} ran out of time") from None
         if proc.returncode != 0:
             lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
             message = f"git {_verb(proc)} failed: {lines[-1] if lines else f'exit {proc.returncode}'}"
@@ -341,7 +345,7 @@ class Reader:
     def _ask(self, proc: subprocess.Popen[bytes], shas: list[str]) -> None:
         """Send a few names to a ``cat-file``, unless the deadline has passed."""
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise GitFailed("git cat-file ran out of time")
+            raise GitTimeout("git cat-file ran out of time")
         assert proc.stdin is not None
         proc.stdin.write("".join(f"{sha}\n" for sha in shas).encode())
         proc.stdin.flush()
@@ -367,7 +371,7 @@ def _records(proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[
     pending = b""
     while True:
         if deadline is not None and time.monotonic() > deadline:
-            raise GitFailed(f"git {_verb(proc)} ran out of time")
+            raise GitTimeout(f"git {_verb(proc)} ran out of time")
         chunk = os.read(proc.stdout.fileno(), 1 << 16)
         if not chunk:
             break

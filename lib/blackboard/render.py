@@ -225,3 +225,15 @@ def replace_section(body: str, title: str, section: str) -> str:
         return body.rstrip("\n") + "\n\n" + section
     end = body.find("\n## ", start + 1)
     return body[: start + 1] + section + (body[end + 1 :] if end >= 0 else "")
+
+
+def size_text(size: int) -> str:
+    """``512 B``, ``1.5 KiB``, ``3.2 MiB``, ``1.1 GiB``."""
+    if size < 1024:
+        return f"{size} B"
+    amount = size / 1024
+    for unit in ("KiB", "MiB"):
+        if amount < 1024:
+            return f"{amount:.1f} {unit}"
+        amount /= 1024
+    return f"{amount:.1f} GiB"

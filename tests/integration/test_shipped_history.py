@@ -110,7 +110,7 @@ def test_a_checkouts_mnemonic_notes_are_the_users_only_when_git_does_not_track_t
     if tracked:
         assert_not_presented(result)
         assert "No earlier session of acme/widget left a handoff" in text
-        assert not (root / "acme" / "widget" / ".blackboard" / "handoff").exists()
+        assert not (root / "acme" / "widget" / ".blackboard" / "handoff" / "latest-handoff.md").exists()
     else:
         assert f"continuing from session {SHIPPED_ID[:8]}" in message
         assert SHIPPED_TEXT in text

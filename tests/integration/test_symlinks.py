@@ -48,7 +48,9 @@ def test_a_linked_board_file_is_never_appended_to(
     run_hook, project: Path, root: Path, outside: Path, hook_venv: Path
 ) -> None:
     run_hook("SessionStart", start_payload("s1", project))
-    (_board(root) / "sessions" / "s1" / "session-notes.md").symlink_to(outside / "keep.txt")
+    notes = _board(root) / "sessions" / "s1" / "session-notes.md"
+    notes.unlink()  # created with the session (ADR 25); replaced by a link
+    notes.symlink_to(outside / "keep.txt")
     env = dict(os.environ, BLACKBOARD_VENV=str(hook_venv), BLACKBOARD_SESSION_ID="s1")
 
     note = subprocess.run([LAUNCHER, "note", "hello"], cwd=project, env=env, capture_output=True, text=True)

@@ -26,29 +26,42 @@ LAYER_OF = {name: level for level, names in enumerate(LAYERS) for name in names}
 UPWARD = {("paths", "registry")}
 
 
+def _module(path: Path) -> str:
+    """A file's module as the layers name it: ``sync`` for every file of the sync package."""
+    return path.relative_to(LIB).parts[0].removesuffix(".py")
+
+
 def _imports(path: Path) -> set:
-    """The blackboard modules a file imports, at its top or inside functions."""
+    """The blackboard modules a file imports, at its top or inside functions (a package's own files excepted)."""
+    depth = len(path.relative_to(LIB).parts)  # 1 for lib/blackboard/x.py, 2 for lib/blackboard/sync/x.py
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 1:
-            found.add(node.module.split(".")[0])
-        elif isinstance(node, ast.ImportFrom) and node.level == 1:
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("blackboard"):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level == depth:  # relative to the blackboard package
+            found.update([node.module.split(".")[0]] if node.module else [alias.name for alias in node.names])
+        elif (node.module or "").startswith("blackboard"):
             parts = (node.module or "").split(".")
             found.update(parts[1:2] or [alias.name for alias in node.names])
-    return found
+    return found - {_module(path)}
+
+
+def _sources() -> list:
+    return sorted(p for p in LIB.rglob("*.py") if p.name != "__init__.py" or p.parent != LIB)
 
 
 def test_every_module_has_a_layer() -> None:
-    modules = {path.stem for path in LIB.glob("*.py")} - {"__init__"}
-    assert modules == set(LAYER_OF)
+    assert {_module(path) for path in _sources()} == set(LAYER_OF)
 
 
-@pytest.mark.parametrize("path", sorted(LIB.glob("*.py")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(LIB)))
 def test_no_module_imports_a_higher_layer(path: Path) -> None:
-    if path.stem == "__init__":
-        return
-    higher = {name for name in _imports(path) if LAYER_OF.get(name, -1) > LAYER_OF[path.stem]}
-    higher -= {name for module, name in UPWARD if module == path.stem}
-    assert higher == set(), f"{path.stem} (layer {LAYER_OF[path.stem]}) imports {higher}"
+    module = _module(path)
+    higher = {name for name in _imports(path) if LAYER_OF.get(name, -1) > LAYER_OF[module]}
+    higher -= {name for lower, name in UPWARD if lower == module}
+    assert higher == set(), f"{module} (layer {LAYER_OF[module]}) imports {higher}"
+
+
+def test_no_library_module_is_over_700_lines() -> None:
+    lengths = {str(p.relative_to(LIB)): len(p.read_text().splitlines()) for p in _sources()}
+    assert {name: n for name, n in lengths.items() if n > 700} == {}

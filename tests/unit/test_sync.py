@@ -12,6 +12,9 @@ from blackboard.errors import BlackboardError
 from blackboard.gitstore import Entry, GitFailed, Store, TooLarge
 from blackboard.paths import PathResolver
 from blackboard.project import Project
+from blackboard.sync import inbound, remote
+from blackboard.sync import round as sync_round_module
+from blackboard.sync import state as sync_state
 
 
 def test_enable_uses_origin_and_disable_turns_it_off(resolver: PathResolver) -> None:
@@ -101,14 +104,14 @@ def _entry(path: str, mode: str = "100644", kind: str = "blob", size: int = 10) 
     ],
 )
 def test_a_remote_tree_keeps_only_the_board_layout(path: str, mode: str, kind: str, size: int, why: str) -> None:
-    layout = sync._Layout([_entry(path, mode, kind, size), _entry("sessions/ok/_meta.json")])
+    layout = inbound.Layout([_entry(path, mode, kind, size), _entry("sessions/ok/_meta.json")])
     assert list(layout.sessions) == ["ok"]
     (problem,) = layout.problems
     assert why in problem
 
 
 def test_a_session_with_a_refused_file_is_refused_whole() -> None:
-    layout = sync._Layout([_entry("sessions/s1/_meta.json"), _entry("sessions/s1/session-notes.md", "120000")])
+    layout = inbound.Layout([_entry("sessions/s1/_meta.json"), _entry("sessions/s1/session-notes.md", "120000")])
     assert layout.spoiled == {"s1"}
 
 
@@ -211,7 +214,7 @@ def test_a_push_rejected_because_another_machine_pushed_first_is_merged_and_retr
     alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
     _ended(alpha, "a1", "alpha")
     _ended(beta, "b1", "beta")
-    real_push, raced = sync._push, []
+    real_push, raced = sync_round_module.push, []
 
     def beta_pushes_first(*args, **kwargs):  # type: ignore[no-untyped-def]
         if not raced:
@@ -219,7 +222,7 @@ def test_a_push_rejected_because_another_machine_pushed_first_is_merged_and_retr
             assert _round(beta, "beta").pushed == 1
         return real_push(*args, **kwargs)
 
-    monkeypatch.setattr(sync, "_push", beta_pushes_first)
+    monkeypatch.setattr(sync_round_module, "push", beta_pushes_first)
     done = _round(alpha, "alpha")
 
     assert done.pushed == 1
@@ -349,7 +352,7 @@ def test_a_fetch_over_its_byte_cap_is_stopped_and_leaves_nothing(
     _ended(beta, "b1", "beta")
     _round(beta, "beta")
     _round(alpha, "alpha")
-    monkeypatch.setattr(sync, "MAX_FETCH_BYTES", 2 << 20)
+    monkeypatch.setattr(remote, "MAX_FETCH_BYTES", 2 << 20)
     _hostile(bare, {f"junk/{i}": os.urandom(1 << 20) for i in range(6)})  # 6 MiB that do not compress
 
     with pytest.raises(TooLarge, match="over 2 MiB"):
@@ -443,9 +446,9 @@ def test_imported_metadata_that_would_print_badly_is_refused(root: Path, field: 
         "host": "beta",
         field: value,
     }
-    _, problem = sync._check_meta(resolver, "s1", json.dumps(meta).encode())
-    assert problem is not None
-    assert "refused" in problem
+    checked = inbound.check_meta(resolver.project, "s1", json.dumps(meta).encode())
+    assert isinstance(checked, inbound.Refused)
+    assert "refused" in checked.detail
 
 
 def test_a_failing_gc_never_stops_a_round_and_status_says_so(
@@ -494,20 +497,22 @@ def _meta(**fields: object) -> dict:
     ],
 )
 def test_a_remote_handoff_must_agree_with_its_metadata_and_the_clock(front: str, why: str) -> None:
-    text, end, problem = sync._check_handoff("s1", _meta(), f"---\n{front}\n---\nbody\n".encode())  # type: ignore[arg-type]
-    assert (text, end) == (None, None)
-    assert problem is not None and why in problem
+    checked = inbound.check_handoff("s1", _meta(), f"---\n{front}\n---\nbody\n".encode())  # type: ignore[arg-type]
+    assert isinstance(checked, inbound.Refused)
+    assert why in checked.detail
 
 
 def test_a_remote_handoff_that_agrees_is_taken() -> None:
     front = 'session_id: "s1"\norg: "acme"\nproject: "widget"\nhost: "beta"\nended: "2026-11-01T01:00:00Z"'
-    text, end, problem = sync._check_handoff("s1", _meta(), f"---\n{front}\n---\nbody\n".encode())  # type: ignore[arg-type]
-    assert problem is None and text is not None and end is not None
+    checked = inbound.check_handoff("s1", _meta(), f"---\n{front}\n---\nbody\n".encode())  # type: ignore[arg-type]
+    assert not isinstance(checked, inbound.Refused)
+    text, order = checked
+    assert "body" in text and order is not None
 
 
 def test_an_active_record_stamped_in_the_future_is_dropped(resolver: PathResolver) -> None:
     record = {"host": "evil", "updated": "2999-01-01T00:00:00Z", "sessions": [{"session_id": "x1", "started": "?"}]}
-    assert sync._active_records("evil", json.dumps(record).encode()) == []
+    assert inbound.active_records("evil", json.dumps(record).encode()) == []
     Path(resolver.sync_dir).mkdir(parents=True)
     row = {"host": "evil", "session_id": "x1", "since": "?", "updated": time.time() + 86400}
     Path(resolver.sync_file("remote-active.json")).write_text(json.dumps({"machines": {"evil": [row]}}))
@@ -552,13 +557,13 @@ def test_removals_of_sessions_never_held_here_are_not_remembered(tmp_path: Path,
 
 
 def test_refusals_are_bounded_in_what_a_round_reports_and_keeps(resolver: PathResolver) -> None:
-    layout = sync._Layout([_entry(f"junk/{i}") for i in range(200)])
-    assert len(layout.problems) == sync.MAX_REFUSALS + 1
-    assert layout.problems[-1] == f"and {200 - sync.MAX_REFUSALS} more entries refused"
+    layout = inbound.Layout([_entry(f"junk/{i}") for i in range(200)])
+    assert len(layout.problems) == inbound.MAX_REFUSALS + 1
+    assert layout.problems[-1] == f"and {200 - inbound.MAX_REFUSALS} more entries refused"
     state = sync.State({})
     for i in range(20_000):
         state.refuse(f"line {i}")
-    assert state.refused == [f"line {i}" for i in range(20_000 - sync.MAX_REFUSALS, 20_000)]
+    assert state.refused == [f"line {i}" for i in range(20_000 - inbound.MAX_REFUSALS, 20_000)]
 
 
 def test_a_remote_ref_that_names_no_commit_is_refused_and_status_says_so(tmp_path: Path, bare: str) -> None:
@@ -630,7 +635,7 @@ def test_the_state_forgets_sessions_gone_from_this_machine_and_keeps_the_newest_
     resolver: PathResolver,
 ) -> None:
     os.makedirs(resolver.get_session_blackboard_dir("here"))
-    removals = [f"gone-{i}" for i in range(sync.MAX_REMOVED + 50)]
+    removals = [f"gone-{i}" for i in range(sync_state.MAX_REMOVED + 50)]
     state = sync.State(
         {
             "pushed": {"here": "sig", "gone": "sig"},
@@ -644,7 +649,7 @@ def test_the_state_forgets_sessions_gone_from_this_machine_and_keeps_the_newest_
     assert list(state.removed) == removals[50:]  # the oldest went first
     os.makedirs(resolver.sync_dir, exist_ok=True)
     state.save(resolver)
-    assert os.path.getsize(resolver.sync_file("state.json")) < sync.MAX_STATE_BYTES
+    assert os.path.getsize(resolver.sync_file("state.json")) < sync_state.MAX_STATE_BYTES
     assert list(sync.State.load(resolver).removed) == removals[50:]
 
 
@@ -659,3 +664,36 @@ def test_the_private_repository_is_this_users_alone_whatever_the_umask(tmp_path:
     repo = Path(alpha.sync_repo)
     loose = [p for p in [repo, *repo.rglob("*")] if not p.is_symlink() and p.stat().st_mode & 0o077]
     assert loose == []
+
+
+def _blob_entry(path: str, data: bytes) -> Entry:
+    return Entry("100644", "blob", f"{abs(hash((path, data))):040x}"[:40], len(data), path)
+
+
+def test_the_inbound_check_takes_a_good_session_and_refuses_a_forged_one_without_git(resolver: PathResolver) -> None:
+    """``inbound`` is a pure function of tree entries and blob contents: no repository, no disk."""
+    good_meta = json.dumps(_meta()).encode()
+    forged_meta = json.dumps(_meta(session_id="someone-else")).encode()
+    notes = b"## n1\n- author: main\n\nfine\n"
+    front = 'session_id: "s1"\norg: "acme"\nproject: "widget"\nhost: "beta"\nended: "2026-11-01T01:00:00Z"'
+    handoff_text = f"---\n{front}\n---\nbody\n".encode()
+    entries = [
+        _blob_entry("sessions/s1/_meta.json", good_meta),
+        _blob_entry("sessions/s1/session-notes.md", notes),
+        _blob_entry("handoff/handoff-s1.md", handoff_text),
+        _blob_entry("sessions/s2/_meta.json", forged_meta),
+        _blob_entry("sessions/s3/../../x", b"escape"),
+    ]
+    layout = inbound.Layout(entries)
+    assert sorted(layout.sessions) == ["s1", "s2"]
+    assert any("s3" in problem for problem in layout.problems)
+    blobs = {e.sha: data for e, data in zip(entries, [good_meta, notes, handoff_text, forged_meta, b"escape"])}
+
+    def files(session_id: str) -> dict:
+        return {name: blobs[entry.sha] for name, entry in layout.sessions[session_id].items()}
+
+    taken = inbound.check_session(resolver.project, "s1", files("s1"), blobs[layout.handoffs["s1"].sha])
+    assert isinstance(taken, inbound.Accepted)
+    assert taken.files["session-notes.md"] == notes and taken.handoff is not None and taken.order is not None
+    refused = inbound.check_session(resolver.project, "s2", files("s2"), False)
+    assert isinstance(refused, inbound.Refused) and "another session" in refused.detail

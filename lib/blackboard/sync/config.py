@@ -1,0 +1,90 @@
+"""Opting in: ``_sync/config.json`` names the remote; the ref a project's boards travel under (ADR 19)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+
+from ..errors import BlackboardError
+from ..fsutil import atomic_write, make_dirs, read_json_object, refuse_links
+from ..gitstore import Store
+from ..paths import PathResolver
+from ..project import safe_segment
+from ..redact import redact
+
+# A remote on this machine (a path, ``file://``) is served by a git started here, in that
+# repository: it would run that repository's hooks and configured commands as this user.
+# Its side runs with none: no hooks, and no command to list an alternate's refs.
+LOCAL_SIDE = "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true"
+
+
+def enabled(resolver: PathResolver) -> bool:
+    """Whether this project syncs (``blackboard sync enable`` was run)."""
+    return os.path.isfile(resolver.sync_file("config.json"))
+
+
+def remote_url(resolver: PathResolver, remote: str | None) -> str:
+    """The remote sync would use: ``remote`` or the project's ``origin``, a relative path made absolute."""
+    url = remote or resolver.project.remote
+    if not url:
+        raise BlackboardError("this project has no origin remote; name one: blackboard sync enable --remote URL")
+    if not usable_remote(url):
+        raise BlackboardError(f"not a git remote: {redact(url)!r}")
+    if url.startswith((".", "~")) or ("://" not in url and ":" not in url.split("/")[0] and not url.startswith("/")):
+        # a path relative to the checkout, as git reads it there; every process must find the same one
+        url = os.path.normpath(os.path.join(resolver.project.toplevel or os.getcwd(), os.path.expanduser(url)))
+    return url
+
+
+def readers_warning(url: str) -> str:
+    """What turning sync on means, said before it is turned on and in every status."""
+    return f"anyone who can read {redact(url)} can read this project's synced boards (secrets redacted)"
+
+
+def enable(resolver: PathResolver, remote: str | None, environ: Mapping[str, str]) -> str:
+    """Turn sync on, to ``remote`` or the project's ``origin``; returns the remote."""
+    url = remote_url(resolver, remote)
+    refuse_links(resolver.root, resolver.sync_dir)
+    make_dirs(resolver.sync_dir)
+    Store(resolver.sync_repo, environ).ensure()
+    atomic_write(resolver.sync_file("config.json"), json.dumps({"remote": url, "ref": remote_ref(resolver)}) + "\n")
+    return url
+
+
+def disable(resolver: PathResolver) -> bool:
+    """Turn sync off; what was fetched stays. Returns whether it was on."""
+    try:
+        os.unlink(resolver.sync_file("config.json"))
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def usable_remote(url: str) -> bool:
+    """Nothing git could take for an option (``--upload-pack=…``), and one line."""
+    return bool(url) and not url.startswith("-") and not any(c in url for c in "\0\n\r")
+
+
+def served_by(program: str, url: str) -> list[str]:
+    """The option that runs a local remote's ``program`` (upload-pack, receive-pack) as ``LOCAL_SIDE``."""
+    if not url.startswith(("/", "file://")):
+        return []  # the remote's own server runs its side, with its own rules
+    return [f"--{program}={LOCAL_SIDE} {program}"]
+
+
+def remote_ref(resolver: PathResolver) -> str:
+    """``refs/blackboard/{org}/{project}``: the project's ref on the remote."""
+    parts = [resolver.project.org, resolver.project.name]
+    if any(p != safe_segment(p) or ".." in p or p.endswith(".lock") for p in parts):
+        raise BlackboardError(f"{'/'.join(parts)} cannot be a git ref name; this project cannot sync")
+    return f"refs/blackboard/{parts[0]}/{parts[1]}"
+
+
+def read_config(resolver: PathResolver) -> dict[str, str]:
+    """The remote and the ref, as ``sync enable`` wrote them."""
+    data = read_json_object(resolver.sync_file("config.json"), 64 * 1024)
+    remote = data.get("remote")
+    if not isinstance(remote, str) or not usable_remote(remote):
+        raise BlackboardError(f"{resolver.sync_file('config.json')} names no remote; run `blackboard sync enable`")
+    return {"remote": data["remote"], "ref": remote_ref(resolver)}

@@ -1,0 +1,302 @@
+"""Taking what the remote holds that this machine lacks: checked by ``inbound``, moved in whole (ADR 19)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+
+from .. import handoff
+from ..fsutil import atomic_write, json_object, make_dirs, read_bounded, refuse_links
+from ..gitstore import BLOB, Entry, GitFailed, GitTimeout, Reader, Store, TooLarge
+from ..meta import FINISHED, read_meta_or_none
+from ..paths import META_FILE, PathResolver
+from ..project import safe_segment
+from ..registry import still_active
+from ..render import inline
+from .inbound import (
+    MAX_ACTIVE_BYTES,
+    MAX_ACTIVE_RECORDS,
+    MAX_FILE_BYTES,
+    Accepted,
+    Layout,
+    Refused,
+    active_records,
+    check_session,
+    handoff_id,
+    updated,
+)
+from .state import State, read_json, session_signature
+
+MAX_OFFERS_PUBLISHED = 20  # handoffs imported in one round that are merged into the latest
+
+
+@dataclass
+class Imported:
+    """What an import brought: sessions, conflicts, refusals, and whether it finished."""
+
+    sessions: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    complete: bool = True
+
+
+def import_commit(
+    resolver: PathResolver, store: Store, state: State, commit: str | None, host: str, deadline: float
+) -> Imported:
+    """Take what ``commit`` holds that this machine lacks, checking every file; stops at ``deadline``.
+
+    What moved in is recorded in ``state`` at once, so an import that stops half-way (a
+    deadline, a disk error) never mistakes its own arrivals for this machine's sessions.
+    """
+    result = Imported()
+    if commit is None or commit == state.imported:
+        return result
+    _remove_tree(os.path.join(resolver.sync_dir, "incoming"))  # what an import killed half-way left
+    offers: list[tuple[tuple[int, float, str], str]] = []
+    with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
+        entries, unremoved = _entries_to_read(store, reader, state.imported, commit, deadline)
+        layout = Layout(entries)
+        if layout.oversized:
+            over = f"over {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+            raise TooLarge(f"the remote holds files {over} ({layout.oversized[0]}…); refused, nothing kept")
+        result.refused += layout.problems
+        result.refused += _take_removals(resolver, state, layout.removed, host)
+        for session_id in unremoved:  # a machine went on in a removed session and sent it again
+            state.removed.pop(session_id, None)
+        ids = [i for i in sorted(layout.sessions) if i not in layout.removed and i not in layout.spoiled]
+        ids = [i for i in ids if not _removed(resolver, state, i)]
+        ours = [i for i in ids if _written_here(resolver, state, i, host)]
+        try:
+            _import_active(resolver, reader, layout, host)
+            clashes, continued = _clashes(resolver, state, reader, layout, ours, host)
+            result.conflicts += clashes
+            mine = set(ours) - set(continued)
+            theirs = [i for i in ids if i not in mine]
+            for session_id in theirs:  # one session's files in memory at a time
+                if time.monotonic() > deadline:
+                    result.complete = False  # the next round takes up from the same commit
+                    break
+                shas = [e.sha for e in layout.files_of(session_id)]
+                contents = dict(zip(shas, reader.read_many(shas, MAX_FILE_BYTES)))
+                taken = _import_session(resolver, state, layout, contents, session_id)
+                if isinstance(taken, Refused):
+                    if taken.kind == "conflict":
+                        result.conflicts.append(f"{session_id}: conflict: {taken.detail}")
+                    else:
+                        result.refused.append(f"{session_id}: {taken.detail}")
+                    continue
+                result.sessions.append(session_id)
+                if taken.order is not None and taken.handoff is not None:
+                    offers.append((taken.order, taken.handoff))
+        finally:
+            # the newest few, oldest first: the newest is the latest, and each brings its open work
+            # and closings into it (docs/adr/0022-open-work-ledger.md); the rest are archived
+            for _, text in sorted(offers)[-MAX_OFFERS_PUBLISHED:]:
+                handoff.publish_latest(resolver, text)
+            for line in result.refused:
+                state.refuse(line)
+            for line in result.conflicts:
+                session_id, _, detail = line.partition(": ")
+                state.conflicts[session_id] = detail
+    if result.complete:
+        state.imported = commit
+    return result
+
+
+def _take_removals(resolver: PathResolver, state: State, removed: set[str], host: str) -> list[str]:
+    """Remember the remote's removals of sessions the remote had from here or another machine; refuse the rest.
+
+    A removal of a session this machine wrote but never sent is no cleanup's: the remote never
+    held it. Taking it would keep that session from ever being sent. Removals of sessions this
+    machine never had are not remembered (the tree's own ``removed/`` keeps them from import).
+    """
+    refused = []
+    for session_id in sorted(removed):
+        written_here = _written_here(resolver, state, session_id, host)  # False, too, for one imported earlier
+        if session_id in state.foreign or session_id in state.pushed:
+            state.removed[session_id] = None
+        elif written_here:
+            refused.append(f"removed/{session_id}: this machine's session was never sent; the removal is ignored")
+    return refused
+
+
+def _written_here(resolver: PathResolver, state: State, session_id: str, host: str) -> bool:
+    """Whether the local session of that id is this machine's own (by the host its metadata names)."""
+    if session_id in state.foreign or not os.path.lexists(resolver.get_session_blackboard_dir(session_id)):
+        return False
+    local = read_meta_or_none(resolver.meta_path(session_id)) or {}
+    if local.get("host") not in (None, host):
+        state.foreign.add(session_id)  # brought in by an import that stopped before it was recorded
+        return False
+    return True
+
+
+def _clashes(
+    resolver: PathResolver, state: State, reader: Reader, layout: Layout, ours: list[str], host: str
+) -> tuple[list[str], list[str]]:
+    """Sessions the remote holds under ids this machine also wrote: ``(conflicts, continued)``.
+
+    Fine when the remote's copy is ours, pushed earlier. One another machine sent is a
+    continuation when this machine's copy is finished and unchanged since it was pushed (that
+    machine resumed it): it is imported. Otherwise both went on in it: a conflict, ours kept.
+    """
+    clashes, continued = [], []
+    for session_id in ours:
+        entry = layout.sessions[session_id].get(META_FILE)
+        theirs = json_object(reader.read(entry.sha, 64 * 1024) if entry is not None else None)
+        other = theirs.get("host")
+        if other == host:
+            continue
+        if _unchanged_since_sync(resolver, state, session_id):
+            continued.append(session_id)
+        else:
+            clashes.append(f"{session_id}: conflict: also written by {inline(other, 64)}; kept this machine's")
+    return clashes, continued
+
+
+def _unchanged_since_sync(resolver: PathResolver, state: State, session_id: str) -> bool:
+    """Whether the local session is finished, not active here, and as it was when last pushed or imported."""
+    if os.path.lexists(resolver.active_marker(session_id)):
+        return False
+    local = read_meta_or_none(resolver.meta_path(session_id)) or {}
+    return local.get("status") in FINISHED and state.pushed.get(session_id) == session_signature(resolver, session_id)
+
+
+def _entries_to_read(
+    store: Store, reader: Reader, old: str | None, new: str, deadline: float
+) -> tuple[list[Entry], set[str]]:
+    """The files of ``new`` worth a look, with their sizes: all of them the first time, else what changed since
+    ``old``; and the sessions whose removal marker went since ``old`` (sent again by a machine that resumed them).
+
+    A new session folder comes whole in the diff. One that changed is listed whole, since
+    an import replaces a folder whole; so is the folder of a handoff that changed alone (a
+    round that ran between a session's end and its final handoff). A diff names no sizes:
+    they are asked for before any content, so an oversized file is refused unread.
+    """
+    changes = None
+    if old:
+        try:
+            changes = store.diff(old, new, deadline)
+        except GitFailed as exc:
+            if isinstance(exc, (TooLarge, GitTimeout)):
+                raise
+            changes = None  # the old commit is gone (the remote was rewritten): read the whole tree
+    if changes is None:
+        entries = store.tree(new, deadline=deadline)
+        held = {e.path.split("/")[1] for e in entries if e.path.startswith("sessions/")}
+        return entries, held - {e.path.split("/")[1] for e in entries if e.path.startswith("removed/")}
+    whole = {e.path for status, e in changes if status == "A" and e.kind == "tree"}
+    entries = []
+    relist: set[str] = set()
+    unremoved = set()
+    for status, entry in changes:
+        if status == "D" and entry.path.startswith("removed/"):
+            unremoved.add(entry.path[len("removed/") :])
+        if status == "D" or entry.kind == "tree":
+            continue
+        parts = entry.path.split("/")
+        folder = "/".join(parts[:2])
+        if parts[0] == "sessions" and len(parts) > 2 and folder not in whole:
+            relist.add(folder)
+            continue
+        entries.append(entry)
+        handed_off = handoff_id(parts[1]) if parts[0] == "handoff" and len(parts) == 2 else None
+        if handed_off is not None and f"sessions/{handed_off}" not in whole:
+            relist.add(f"sessions/{handed_off}")
+    if len(relist) >= 1000:  # one listing of the whole tree is cheaper than a long argument list
+        return store.tree(new, deadline=deadline), unremoved
+    blobs = [e for e in entries if e.kind == BLOB]
+    for entry, size in zip(blobs, reader.sizes([e.sha for e in blobs])):
+        entry.size = size
+    return entries + (store.tree(new, sorted(relist), deadline) if relist else []), unremoved
+
+
+def _removed(resolver: PathResolver, state: State, session_id: str) -> bool:
+    """Whether a cleanup removed the session, here or on another machine: then it is never imported again."""
+    return session_id in state.removed or os.path.lexists(resolver.sync_removed_marker(session_id))
+
+
+def _import_session(
+    resolver: PathResolver, state: State, layout: Layout, contents: dict[str, bytes | None], session_id: str
+) -> Refused | Accepted:
+    """Check one remote session (not one of this machine's) and move it in whole; what was taken, or why not."""
+    files = {name: contents.get(entry.sha) for name, entry in layout.sessions[session_id].items()}
+    handoff_entry = layout.handoffs.get(session_id)
+    if handoff_entry is None:
+        checked = check_session(resolver.project, session_id, files, False)
+    else:
+        checked = check_session(resolver.project, session_id, files, contents.get(handoff_entry.sha))
+    if isinstance(checked, Refused):
+        return checked
+    same = False
+    if os.path.lexists(resolver.get_session_blackboard_dir(session_id)):  # imported before: an update from its machine
+        existing = read_meta_or_none(resolver.meta_path(session_id)) or {}
+        if existing.get("status") not in FINISHED or os.path.lexists(resolver.active_marker(session_id)):
+            return Refused("resumed on this machine, which is working in it; kept this machine's", "conflict")
+        if existing.get("host") != checked.meta.get("host") and not _unchanged_since_sync(resolver, state, session_id):
+            return Refused(f"also sent by {inline(existing.get('host'), 64)}; kept the first one", "conflict")
+        same = _same(resolver, session_id, checked.files)
+    state.foreign.add(session_id)  # before the move: an import cut short must not take it for this machine's
+    if not same:
+        _move_in(resolver, session_id, checked.files)
+    state.pushed[session_id] = session_signature(resolver, session_id)  # as the remote has it: sent again once changed
+    state.conflicts.pop(session_id, None)
+    text = checked.handoff
+    if text is not None and read_bounded(resolver.handoff_path(session_id), handoff.MAX_HANDOFF_READ) != text.encode():
+        handoff.write_session_handoff(resolver, session_id, text)
+    else:
+        checked.order = None  # nothing new to offer
+    return checked
+
+
+def _same(resolver: PathResolver, session_id: str, files: dict[str, bytes]) -> bool:
+    directory = resolver.get_session_blackboard_dir(session_id)
+    return all(read_bounded(os.path.join(directory, name), MAX_FILE_BYTES + 1) == data for name, data in files.items())
+
+
+def _move_in(resolver: PathResolver, session_id: str, files: dict[str, bytes]) -> None:
+    """Assemble the session under ``_sync/incoming`` and rename it into ``sessions/`` in one step."""
+    incoming = resolver.sync_incoming(session_id, os.getpid())
+    target = resolver.get_session_blackboard_dir(session_id)
+    refuse_links(resolver.root, incoming)
+    refuse_links(resolver.root, target)
+    if os.path.lexists(incoming):  # left by a process of the same pid that died half-way
+        _remove_tree(incoming)
+    make_dirs(incoming)
+    for name, data in files.items():
+        atomic_write(os.path.join(incoming, name), data)
+    make_dirs(resolver.sessions_dir)
+    if os.path.isdir(target):  # a newer copy of a session imported before: set the old one aside first
+        old = incoming + ".replaced"  # under _sync, not sessions/: a kill here leaves no twin there
+        os.rename(target, old)
+        os.rename(incoming, target)
+        _remove_tree(old)
+    else:
+        os.rename(incoming, target)
+
+
+def _remove_tree(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _import_active(resolver: PathResolver, reader: Reader, layout: Layout, host: str) -> None:
+    """Other machines' active sessions, checked and bounded, into ``_sync/remote-active.json``.
+
+    Each machine's file replaces what was known of that machine. A record names the host
+    of the file it came from, is dropped once it is a day old, and the most recently
+    updated machines are kept: fake files cannot crowd out real ones for good.
+    """
+    theirs = {name: entry for name, entry in layout.active.items() if name != safe_segment(host)}
+    if not theirs:
+        return
+    known = read_json(resolver.sync_file("remote-active.json")).get("machines")
+    machines = {k: v for k, v in known.items() if isinstance(v, list)} if isinstance(known, dict) else {}
+    for name, entry in theirs.items():
+        machines[name] = active_records(name, reader.read(entry.sha, MAX_ACTIVE_BYTES))
+    fresh = {k: v for k, v in machines.items() if v and still_active(updated(v))}
+    newest = sorted(fresh, key=lambda k: updated(fresh[k]), reverse=True)[:MAX_ACTIVE_RECORDS]
+    text = json.dumps({"machines": {k: fresh[k] for k in newest}}, indent=1) + "\n"
+    atomic_write(resolver.sync_file("remote-active.json"), text)

@@ -1,0 +1,125 @@
+"""What this machine sends: its finished sessions not yet pushed, redacted; its removals; its active record."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from .. import handoff
+from ..clock import now_iso
+from ..fsutil import create_exclusive, make_dirs, read_bounded, refuse_links
+from ..ids import is_session_id
+from ..meta import FINISHED, Meta, read_meta_or_none
+from ..paths import BOARD_FILES, META_FILE, PathResolver
+from ..project import safe_segment
+from ..redact import redact
+from ..registry import active_session_ids, session_folders
+from .inbound import MAX_ACTIVE_RECORDS, MAX_FILE_BYTES
+from .state import State, session_signature
+
+
+@dataclass
+class Outgoing:
+    """The changes one push carries, and what to remember once it lands."""
+
+    sessions: dict[str, list[tuple[str, bytes | None]]] = field(default_factory=dict)  # each session's files
+    others: list[tuple[str, bytes | None]] = field(default_factory=list)  # removals, this machine's active record
+    signatures: dict[str, str] = field(default_factory=dict)
+    removals: list[str] = field(default_factory=list)
+    active: list[str] | None = None
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def changes(self) -> list[tuple[str, bytes | None]]:
+        return [change for files in self.sessions.values() for change in files] + self.others
+
+    def drop_settled(self, state: State, imported: list[str]) -> None:
+        """Leave out sessions an import has just brought in (another machine went on in them) or found in conflict."""
+        settled = state.conflicts.keys() | set(imported)
+        for session_id in [i for i in self.sessions if i in settled]:
+            del self.sessions[session_id]
+            del self.signatures[session_id]
+
+
+def outgoing(resolver: PathResolver, state: State, host: str) -> Outgoing:
+    """This machine's finished sessions not yet pushed, its removals, and its active sessions if they changed."""
+    out = Outgoing()
+    for name in session_folders(resolver, excluding=state.conflicts):
+        if not is_session_id(name):
+            continue  # a board a cleanup set aside
+        signature = session_signature(resolver, name)
+        if state.pushed.get(name) == signature:
+            continue  # as the remote has it: most folders of a synced project
+        meta = read_meta_or_none(resolver.meta_path(name))
+        if meta is not None and meta.get("host", host) != host:
+            state.pushed[name] = signature  # another machine's, as imported by an older version: read once
+            continue
+        if meta is None or meta.get("status") not in FINISHED:
+            continue  # another machine's session resumed here is this machine's now (session.start)
+        _add_session(resolver, meta, host, out)
+        out.signatures[name] = signature
+    for session_id in _removal_markers(resolver):
+        out.removals.append(session_id)
+        out.others += [
+            (f"removed/{session_id}", b""),
+            (f"sessions/{session_id}", None),
+            (f"handoff/handoff-{session_id}.md", None),
+        ]
+    active = sorted(active_session_ids(resolver))
+    if active != state.active:
+        out.active = active
+        out.others.append((f"active/{safe_segment(host)}.json", _active_file(resolver, active, host)))
+    return out
+
+
+def _add_session(resolver: PathResolver, meta: Meta, host: str, out: Outgoing) -> None:
+    session_id = meta["session_id"]
+    files = out.sessions[session_id] = []
+    sent: Meta = {k: (redact(v) if isinstance(v, str) else v) for k, v in meta.items()}  # type: ignore[assignment]
+    sent.pop("transcript_path", None)  # a path on this machine, of no use elsewhere
+    sent["host"] = host
+    files.append((f"sessions/{session_id}/{META_FILE}", (json.dumps(sent, indent=2) + "\n").encode()))
+    for kind in BOARD_FILES:
+        path = resolver.board_file(session_id, kind)
+        data = read_bounded(path, MAX_FILE_BYTES + 1)
+        if data is None:
+            continue
+        if len(data) > MAX_FILE_BYTES:
+            out.skipped.append(
+                f"{session_id}/{BOARD_FILES[kind]}: over {MAX_FILE_BYTES // (1024 * 1024)} MiB, kept here"
+            )
+            continue
+        text = redact(data.decode("utf-8", "surrogateescape"))
+        files.append((f"sessions/{session_id}/{BOARD_FILES[kind]}", text.encode("utf-8", "surrogateescape")))
+    written = read_bounded(resolver.handoff_path(session_id), handoff.MAX_HANDOFF_READ)
+    if written is not None:  # redacted again: an older plugin or a person may have written it
+        text = redact(written.decode("utf-8", "surrogateescape"))
+        files.append((f"handoff/handoff-{session_id}.md", text.encode("utf-8", "surrogateescape")))
+    # A removal the remote holds for a session this machine sends was never a cleanup's (those
+    # it takes, and sends no more): the session goes out, and the marker that would hide it goes.
+    files.append((f"removed/{session_id}", None))
+
+
+def _removal_markers(resolver: PathResolver) -> list[str]:
+    try:
+        return sorted(n for n in os.listdir(resolver.sync_removed_dir) if is_session_id(n))
+    except FileNotFoundError:
+        return []
+
+
+def _active_file(resolver: PathResolver, active: list[str], host: str) -> bytes:
+    sessions = []
+    for session_id in active[:MAX_ACTIVE_RECORDS]:
+        meta = read_meta_or_none(resolver.meta_path(session_id)) or {}
+        sessions.append({"session_id": session_id, "started": meta.get("started")})
+    return (json.dumps({"host": host, "updated": now_iso(), "sessions": sessions}, indent=1) + "\n").encode()
+
+
+def record_removal(resolver: PathResolver, session_id: str) -> None:
+    """Cleanup removed ``session_id`` here: the next push removes it from the remote too (if this project syncs)."""
+    if not os.path.isdir(resolver.sync_dir) or not is_session_id(session_id):
+        return
+    refuse_links(resolver.root, resolver.sync_removed_dir)
+    make_dirs(resolver.sync_removed_dir)
+    create_exclusive(resolver.sync_removed_marker(session_id), "")

@@ -1,0 +1,96 @@
+"""Talking to the remote: a fetch into the private repository, watched and bounded, and a push (ADR 19)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..fsutil import refuse_links
+from ..gitstore import GitFailed, Store
+from ..paths import PathResolver
+from .config import read_config, served_by
+from .state import note_status
+
+FETCHED, BUILT = "refs/fetched", "refs/built"  # in the private repository
+MAX_FETCH_BYTES = 64 * 1024 * 1024  # one fetch; board files are text, and over 8 MiB are never sent
+
+
+class Fetch:
+    """The remote's commit for this project: asked for with ``git ls-remote`` (a probe) or fetched at once.
+
+    Git starts at once and works while the caller does its own work. ``git ls-remote``
+    costs a fraction of a ``git fetch``, which negotiates and checks connectivity even when
+    nothing changed: most SessionStarts find the commit they know, and fetch nothing.
+    """
+
+    def __init__(self, resolver: PathResolver, environ: Mapping[str, str], probe: bool = True) -> None:
+        refuse_links(resolver.root, resolver.sync_dir)
+        self.resolver = resolver
+        self.config = read_config(resolver)
+        self.store = Store(resolver.sync_repo, environ)
+        self.store.ensure()
+        self.probe = probe
+        probing = [
+            "ls-remote",
+            *served_by("upload-pack", self.config["remote"]),
+            self.config["remote"],
+            self.config["ref"],
+        ]
+        self.proc = self.store.spawn(probing if probe else self._args())
+        self.record_up_to_date = True  # SessionStart leaves that to the round it starts: one write less
+
+    def finish(self, deadline: float, known: str | None) -> str | None:
+        """The remote's commit, fetched unless it is ``known``; None when the remote has none yet."""
+        try:
+            listed = self._listed(deadline)
+            if not listed:
+                note_status(self.resolver, "fetch", True, "the remote has no boards of this project yet")
+                return None
+            if self.probe and listed != known:  # probed, and new: fetch it now
+                self.store.finish(self.store.spawn(self._args()), None, deadline, self._too_much)
+                listed = self._fetched()
+        except GitFailed as exc:
+            self.store.remove_partial_packs()
+            note_status(self.resolver, "fetch", False, str(exc))
+            raise
+        if listed != known or self.record_up_to_date:
+            note_status(self.resolver, "fetch", True, "up to date" if listed == known else "fetched")
+        return listed
+
+    def _args(self) -> list[str]:
+        remote = self.config["remote"]
+        return [
+            *("-c", "fetch.unpackLimit=1"),  # always one pack, written where _too_much can see it grow
+            "fetch",
+            "--no-write-fetch-head",  # it would name the remote in a file git makes under the umask
+            "--no-tags",
+            "--quiet",
+            *served_by("upload-pack", remote),
+            remote,
+            f"+{self.config['ref']}:{FETCHED}",
+        ]
+
+    def _listed(self, deadline: float) -> str:
+        """The remote's commit as ``ls-remote`` saw it; without a probe, as the fetch brought it."""
+        try:
+            out = self.store.finish(self.proc, None, deadline, None if self.probe else self._too_much)
+        except GitFailed as exc:
+            if not self.probe and "couldn't find remote ref" in str(exc):
+                return ""
+            raise
+        return out.split(b"\t", 1)[0].decode("ascii", "replace") if self.probe else self._fetched()
+
+    def _too_much(self) -> str | None:
+        """Why the fetch under way must stop: it has brought more than ``MAX_FETCH_BYTES``."""
+        if self.store.partial_pack_bytes() <= MAX_FETCH_BYTES:
+            return None
+        return f"the remote sent over {MAX_FETCH_BYTES // (1024 * 1024)} MiB of boards; refused, nothing kept"
+
+    def _fetched(self) -> str:
+        """The commit the fetch brought. A remote's ref may name anything: a tree or a blob is refused."""
+        commit = self.store.resolve(FETCHED)
+        if commit is None:
+            raise GitFailed(f"the remote's {self.config['ref']} names no commit; refused")
+        return commit
+
+    def stop(self) -> None:
+        self.store.stop(self.proc)

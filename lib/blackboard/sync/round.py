@@ -1,0 +1,286 @@
+"""A sync round: fetch, import, push until the push lands; the rounds SessionStart and SessionEnd start (ADR 19)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from .. import handoff, settings
+from ..environment import PLUGIN_ROOT
+from ..errors import BlackboardError
+from ..fsutil import file_lock, refuse_links, try_lock
+from ..gitstore import GitFailed, TooLarge
+from ..paths import PathResolver
+from ..project import safe_segment
+from ..redact import redact
+from .config import enabled, read_config, readers_warning, served_by
+from .importing import Imported, import_commit
+from .outbound import Outgoing, outgoing
+from .remote import BUILT, FETCHED, Fetch
+from .state import State, StatePaused, note_status, read_json
+
+PUSH_ATTEMPTS = 6
+ROUND_SECONDS = 300.0
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Round:
+    """What one round did, for ``blackboard sync`` and the status."""
+
+    imported: list[str] = field(default_factory=list)
+    pushed: int = 0
+    removed: int = 0
+    conflicts: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def background_round(resolver: PathResolver, environ: Mapping[str, str]) -> Round | None:
+    """A round a hook started, or None when another already waits for the running one.
+
+    At most one round runs and one waits: the waiting one reads this machine's changes
+    only once it runs, so it takes along whatever a round that found it waiting would have.
+    Behind a hung remote, ten sessions' ends leave two processes, not twenty.
+    """
+    refuse_links(resolver.root, resolver.sync_dir)
+    release_waiting = try_lock(resolver.sync_file("waiting"))
+    if release_waiting is None:
+        return None
+    return sync_round(resolver, environ, started=release_waiting)
+
+
+def round_waiting(resolver: PathResolver) -> bool:
+    """Whether a round already waits for the running one (then starting another is of no use)."""
+    release = try_lock(resolver.sync_file("waiting"))
+    if release is None:
+        return True
+    release()
+    return False
+
+
+def sync_round(
+    resolver: PathResolver,
+    environ: Mapping[str, str],
+    progress: Progress | None = None,
+    seconds: float = ROUND_SECONDS,
+    started: Callable[[], object] = lambda: None,
+) -> Round:
+    """Fetch, import, and push this machine's changes until the push lands (one round at a time per project).
+
+    ``started`` is called once the round may start: when no other round runs.
+    """
+    say = progress or (lambda _: None)
+    host = settings.host(environ)
+    result = Round()
+    refuse_links(resolver.root, resolver.sync_dir)
+    with file_lock(resolver.sync_file("round"), timeout=seconds):
+        started()
+        handoff.publish_newest(resolver)  # a round cut short may have left the newest unpublished
+        deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
+        state = State.load(resolver)
+        state.forget_missing(resolver)
+        for _ in range(PUSH_ATTEMPTS):
+            say("fetching")
+            fetch = Fetch(resolver, environ, probe=False)  # a round fetches anyway: no ls-remote first
+            try:
+                out = outgoing(resolver, state, host)  # this machine's side needs no remote: while git fetches
+                commit = fetch.finish(deadline, state.imported)
+            finally:
+                fetch.stop()
+            try:
+                with fetch.store.tidying(deadline) as tidying:  # git packs what earlier rounds left meanwhile
+                    imported = import_commit(resolver, fetch.store, state, commit, host, deadline)
+            except TooLarge as exc:  # refused whole: what the fetch brought leaves the disk
+                fetch.store.forget(FETCHED, state.imported)
+                note_status(resolver, "fetch", False, str(exc))
+                raise
+            finally:
+                state.save(resolver)  # what moved in is remembered even when the import stopped half-way
+            note_status(resolver, "tidy", tidying.problem is None, tidying.problem or "packed when due")
+            out.drop_settled(state, imported.sessions)
+            result.imported += imported.sessions
+            result.conflicts += imported.conflicts
+            result.refused += imported.refused
+            if imported.sessions:
+                say(f"imported {len(imported.sessions)} session(s)")
+            result.skipped = out.skipped
+            if not out.changes:
+                note_status(resolver, "push", True, "nothing to push")
+                break
+            say(f"pushing {len(out.signatures)} session(s), {len(out.removals)} removal(s)")
+            pushed = push(resolver, fetch, commit, out, host, deadline)
+            if pushed is not None:
+                if state.imported == commit:  # everything up to it is here, and the rest is ours
+                    state.imported = pushed
+                _landed(resolver, state, out)
+                result.pushed += len(out.signatures)
+                result.removed += len(out.removals)
+                break
+        else:
+            note_status(resolver, "push", False, f"the remote kept moving; gave up after {PUSH_ATTEMPTS} tries")
+    return result
+
+
+def push(
+    resolver: PathResolver, fetch: Fetch, base: str | None, out: Outgoing, host: str, deadline: float
+) -> str | None:
+    """Commit ``out`` on top of ``base`` and push it: the commit, or None when the remote moved meanwhile."""
+    message = f"blackboard: {len(out.signatures)} session(s), {len(out.removals)} removal(s) from {host}"
+    who = f"blackboard <blackboard@{safe_segment(host)}>"
+    try:
+        commit = fetch.store.commit(BUILT, base, message, who, out.changes)
+        spec = f"{commit}:{fetch.config['ref']}"
+        remote = fetch.config["remote"]
+        pushing = fetch.store.spawn(
+            ["push", "--porcelain", "--quiet", *served_by("receive-pack", remote), remote, spec]
+        )
+        fetch.store.finish(pushing, None, deadline)
+    except GitFailed as exc:
+        # `--porcelain` puts one line per ref on stdout; "!" means it was refused, and for a
+        # ref nobody else can hold a lock on, refused means someone pushed first.
+        if any(line.startswith(b"!") and b"rejected]" in line for line in exc.output.splitlines()):
+            return None
+        note_status(resolver, "push", False, str(exc))
+        raise
+    note_status(resolver, "push", True, message)
+    return commit
+
+
+def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
+    state.pushed.update(out.signatures)
+    state.foreign -= out.signatures.keys()  # resumed here: this machine's from now on
+    for session_id in out.signatures:  # resumed after a removal: sent again, marker and all
+        state.removed.pop(session_id, None)
+    for session_id in out.removals:
+        state.removed[session_id] = None
+        state.pushed.pop(session_id, None)
+        state.foreign.discard(session_id)
+        try:
+            os.unlink(resolver.sync_removed_marker(session_id))
+        except FileNotFoundError:
+            pass
+    if out.active is not None:
+        state.active = out.active
+    state.save(resolver)
+
+
+def start_fetch(resolver: PathResolver, environ: Mapping[str, str]) -> Fetch | None:
+    """SessionStart of a project that syncs, first thing: ask the remote while the hook does its local work.
+
+    None when that cannot start (say, no git); the status says why.
+    """
+    try:
+        return Fetch(resolver, environ)
+    except BlackboardError as exc:
+        note_status(resolver, "fetch", False, str(exc))
+        return None
+
+
+def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str], deadline: float) -> Imported | None:
+    """SessionStart: import whatever arrived by ``deadline``; a round already running here brings the rest."""
+    fetch.record_up_to_date = False
+    release = try_lock(resolver.sync_file("round"))
+    if release is None:
+        fetch.stop()  # a round running here fetches anyway
+        return None
+    try:
+        state = State.load(resolver)
+        commit = fetch.finish(deadline, state.imported)
+        if commit is None or commit == state.imported:  # the usual start: nothing new since the last round
+            return Imported()
+        try:
+            return import_commit(resolver, fetch.store, state, commit, settings.host(environ), deadline)
+        except TooLarge as exc:  # the round this SessionStart starts forgets it: no time for that here
+            note_status(resolver, "fetch", False, str(exc))
+            return None
+        finally:
+            state.save(resolver)  # what moved in is remembered even when the import stopped half-way
+    finally:
+        fetch.stop()
+        release()
+
+
+def start_background_round(resolver: PathResolver, environ: Mapping[str, str]) -> None:
+    """Start a detached round that outlives the hook (SessionEnd must not wait on the network).
+
+    The round reads its project from stdin, to the end. This process keeps the other end
+    of that pipe open until it exits, so the round starts its work once the hook is done:
+    it never competes with the session's start for the machine.
+    """
+
+    if round_waiting(resolver):
+        return  # it takes this machine's changes along when it runs
+    payload = json.dumps({"org": resolver.project.org, "project": resolver.project.name}).encode()
+    launcher = os.path.join(PLUGIN_ROOT, "hooks", "launch.py")
+    read_end, write_end = os.pipe()  # neither is inherited: the round gets read_end as its stdin only
+    try:
+        subprocess.Popen(
+            [sys.executable, "-I", "-S", launcher, "sync"],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=dict(environ),
+            start_new_session=True,
+        )
+    finally:
+        os.close(read_end)
+    os.write(write_end, payload)  # a few bytes: a pipe takes them without blocking
+    # write_end stays open on purpose: the kernel closes it when this hook exits
+
+
+def status(resolver: PathResolver) -> dict[str, object]:
+    """The remote, the last fetch and push with their outcome, and what is pending."""
+    if not enabled(resolver):
+        return {"enabled": False}
+    config = read_config(resolver)
+    try:
+        state, paused = State.load(resolver), None
+    except StatePaused as exc:
+        state, paused = State({}), str(exc)
+    pending = outgoing(resolver, state, settings.host()) if paused is None else Outgoing()
+    recorded = read_json(resolver.sync_file("status.json"))
+    return {
+        "enabled": True,
+        "remote": redact(config["remote"]),
+        "readers": readers_warning(config["remote"]),
+        "ref": config["ref"],
+        "paused": paused,
+        "last_fetch": recorded.get("fetch"),
+        "last_push": recorded.get("push"),
+        "last_tidy": recorded.get("tidy"),
+        "pending_sessions": len(pending.signatures),
+        "pending_removals": len(pending.removals),
+        "imported_sessions": len(state.foreign),
+        "conflicts": state.conflicts,
+        "refused": state.refused[-10:],
+        "not_synced": pending.skipped,
+    }
+
+
+def status_lines(info: dict[str, object]) -> list[str]:
+    """``sync status`` as a person reads it, from what ``status`` returns for a project that syncs."""
+    lines = [f"remote: {info['remote']} ({info['ref']})", str(info["readers"])]
+    if info["paused"]:
+        lines.append(f"PAUSED: {info['paused']}")
+    for step in ("last_fetch", "last_push"):
+        record = info[step]
+        if isinstance(record, dict):
+            outcome = "ok" if record.get("ok") else "FAILED"
+            lines.append(f"{step.replace('_', ' ')}: {record.get('at')} {outcome}: {record.get('detail')}")
+        else:
+            lines.append(f"{step.replace('_', ' ')}: never")
+    tidy = info.get("last_tidy")
+    if isinstance(tidy, dict) and not tidy.get("ok"):
+        lines.append(f"last packing of the private repository: {tidy.get('at')} FAILED: {tidy.get('detail')}")
+    lines.append(f"pending: {info['pending_sessions']} session(s), {info['pending_removals']} removal(s)")
+    lines.append(f"imported from other machines: {info['imported_sessions']} session(s)")
+    lines += [f"conflict: {k}: {v}" for k, v in dict(info["conflicts"]).items()]  # type: ignore[call-overload]
+    lines += [f"refused: {r}" for r in info["refused"]]  # type: ignore[attr-defined]
+    lines += [f"not synced: {s}" for s in info["not_synced"]]  # type: ignore[attr-defined]
+    return lines

@@ -1,0 +1,127 @@
+"""What this machine knows of the remote: ``_sync/state.json``, and ``_sync/status.json`` for ``sync status``."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ..clock import now_iso
+from ..errors import BlackboardError
+from ..fsutil import atomic_write, json_object, read_bounded, read_json_object
+from ..paths import PathResolver
+from ..redact import redact
+from ..registry import session_folders
+from .inbound import MAX_REFUSALS, SESSION_FILES
+
+MAX_STATE_BYTES = 16 * 1024 * 1024
+MAX_REMOVED = 100_000  # about 4 MiB of state.json
+
+
+def read_json(path: str) -> dict:
+    """A state file of ours as a dict; ``{}`` when it is missing, damaged or over 16 MiB."""
+    return read_json_object(path, 16 * 1024 * 1024)
+
+
+class StatePaused(BlackboardError):
+    """``state.json`` cannot be read whole: sync waits rather than send everything again and forget removals."""
+
+
+class State:
+    """What this machine knows of the remote: ``_sync/state.json``, at most ``MAX_STATE_BYTES``.
+
+    It stays bounded: sessions gone from this machine are forgotten (the remote's own
+    ``removed/`` markers keep a removal), and only the newest ``MAX_REMOVED`` removals are kept.
+    """
+
+    def __init__(self, data: dict) -> None:
+        self.imported = data.get("imported_commit") if isinstance(data.get("imported_commit"), str) else None
+        self.pushed: dict[str, str] = {k: v for k, v in _dict(data, "pushed").items() if isinstance(v, str)}
+        self.foreign: set[str] = {i for i in _list(data, "foreign") if isinstance(i, str)}
+        self.removed: dict[str, None] = dict.fromkeys(i for i in _list(data, "removed") if isinstance(i, str))
+        self.conflicts: dict[str, str] = {k: v for k, v in _dict(data, "conflicts").items() if isinstance(v, str)}
+        self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-MAX_REFUSALS:]
+        self.active: list[str] = [i for i in _list(data, "active_pushed") if isinstance(i, str)]
+
+    @classmethod
+    def load(cls, resolver: PathResolver) -> State:
+        """The state on disk; a fresh one only when there is none (StatePaused when it cannot be read whole)."""
+        path = resolver.sync_file("state.json")
+        fix = f"sync is paused; move {path} aside to start afresh (every session is then sent again)"
+        try:
+            data = read_bounded(path, MAX_STATE_BYTES + 1)
+        except OSError as exc:
+            raise StatePaused(f"cannot read {path} ({exc.strerror}); {fix}") from None
+        if data is None:
+            return cls({})
+        if len(data) > MAX_STATE_BYTES:
+            raise StatePaused(f"{path} is over {MAX_STATE_BYTES // (1024 * 1024)} MiB; {fix}")
+        loaded = json_object(data)
+        if not loaded and data.strip() != b"{}":
+            raise StatePaused(f"{path} is damaged; {fix}")
+        return cls(loaded)
+
+    def forget_missing(self, resolver: PathResolver) -> None:
+        """Forget sessions that are gone from this machine; keep the newest ``MAX_REMOVED`` removals."""
+        present = set(session_folders(resolver))
+        for known in (self.pushed, self.conflicts):
+            for session_id in [i for i in known if i not in present]:
+                del known[session_id]
+        self.foreign &= present
+        for session_id in list(self.removed)[: max(len(self.removed) - MAX_REMOVED, 0)]:
+            del self.removed[session_id]
+
+    def save(self, resolver: PathResolver) -> None:
+        data = {
+            "imported_commit": self.imported,
+            "pushed": self.pushed,
+            "foreign": sorted(self.foreign),
+            "removed": list(self.removed),  # oldest first
+            "conflicts": self.conflicts,
+            "refused": self.refused,
+            "active_pushed": self.active,
+        }
+        atomic_write(resolver.sync_file("state.json"), json.dumps(data) + "\n")  # no indent: the C encoder
+
+    def refuse(self, line: str) -> None:
+        """Remember a refusal for ``sync status``: the last ``MAX_REFUSALS`` kept, so each call is short."""
+        if line not in self.refused:
+            self.refused.append(line)
+            del self.refused[:-MAX_REFUSALS]
+
+
+def _dict(data: dict, key: str) -> dict:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _list(data: dict, key: str) -> list:
+    value = data.get(key)
+    return value if isinstance(value, list) else []
+
+
+def note_status(resolver: PathResolver, step: str, ok: bool, detail: str) -> None:
+    """Record the outcome of a fetch or push in ``_sync/status.json``; never raises."""
+    try:
+        status = read_json(resolver.sync_file("status.json"))
+        status[step] = {"at": now_iso(), "ok": ok, "detail": redact(detail)}
+        atomic_write(resolver.sync_file("status.json"), json.dumps(status, indent=1) + "\n")
+    except Exception:  # noqa: BLE001 - a status line must never cost a session anything
+        pass
+
+
+def session_signature(resolver: PathResolver, session_id: str) -> str:
+    """The sizes and times of a session's files and its handoff: it changes whenever one of them does.
+
+    The handoff counts: a round that ran between the end's metadata and its handoff must
+    not keep the next round from sending the handoff.
+    """
+    directory = resolver.get_session_blackboard_dir(session_id)
+    paths = [os.path.join(directory, name) for name in SESSION_FILES] + [resolver.handoff_path(session_id)]
+    parts = []
+    for path in paths:
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        parts.append(f"{os.path.basename(path)}:{info.st_size}:{info.st_mtime_ns}")
+    return ";".join(parts)
