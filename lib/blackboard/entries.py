@@ -19,6 +19,7 @@ from .fsutil import append_text, atomic_write, file_lock, read_tail, read_text
 class NoEntry(BlackboardError):
     """A board file holds no entry of the id asked for."""
 
+
 TITLES = {"tasks": "Active tasks", "notes": "Session notes", "context": "Shared context"}
 _HEADING = r"## (\S+)[ \t]*"
 _FIELD = r"- ([A-Za-z_][A-Za-z0-9_]*): ?(.*)"
