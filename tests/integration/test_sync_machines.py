@@ -633,6 +633,14 @@ def test_nothing_of_a_local_remote_is_run_here(machines, remote: Path, tmp_path:
     alpha, beta = machines(2, url=url_form.format(remote))
     _git("--git-dir", str(remote), "config", "core.hooksPath", str(hostile))  # after the clones: theirs ran it
     _git("--git-dir", str(remote), "config", "receive.autogc", "true")
+    _git("--git-dir", str(remote), "config", "gc.auto", "1")  # a gc after every push, which reads the index
+    fsmonitor = tmp_path / "fsmonitor.sh"
+    fsmonitor.write_text(f"#!/bin/sh\ntouch {ran}/fsmonitor\n")
+    fsmonitor.chmod(0o755)
+    _git("--git-dir", str(remote), "config", "core.fsmonitor", str(fsmonitor))
+    _git("--git-dir", str(remote), "config", "core.bare", "false")  # a checkout's repository has an index
+    for i in range(3):  # loose objects, for gc to find
+        _git_in(str(remote), "hash-object", "-w", "--stdin", stdin=f"loose {i}")
     alpha.session("a1", "alpha's finding")
     alpha.cli("sync")
     beta.cli("sync")
@@ -908,3 +916,43 @@ def test_a_token_in_the_remote_url_never_shows(machines) -> None:
     # _sync/config.json (0600) is the one place that keeps the URL whole: git needs it to push
     for text in shown:
         assert token not in text
+
+
+def test_a_checkout_on_this_machine_as_the_remote_runs_none_of_its_commands(
+    machines, tmp_path: Path, hook_venv: Path
+) -> None:
+    """A push to a repository with a working tree makes its receive-pack run gc, which reads its index."""
+    ran = tmp_path / "ran"
+    ran.mkdir()
+    checkout = tmp_path / "checkout"
+    _git("init", "-q", "-b", "main", str(checkout))
+    (checkout / "a.txt").write_text("x\n")
+    _git("add", ".", cwd=checkout)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init", cwd=checkout)
+    command = tmp_path / "command.sh"
+    command.write_text(f'#!/bin/sh\ntouch "{ran}/$(date +%s%N)"\n')
+    command.chmod(0o755)
+    for key, value in [
+        ("core.fsmonitor", str(command)),
+        ("gc.auto", "1"),
+        ("gc.autoDetach", "false"),
+        ("receive.autogc", "true"),
+        ("maintenance.auto", "true"),
+        ("core.untrackedCache", "true"),
+    ]:
+        _git("-C", str(checkout), "config", key, value)
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    for i in range(1024):  # enough loose objects that gc --auto finds some in objects/17/ and runs
+        (loose / str(i)).write_text(f"loose object {i}\n")
+    paths = "".join(f"{loose / str(i)}\n" for i in range(1024))
+    subprocess.run(
+        ["git", "-C", str(checkout), "hash-object", "-w", "--stdin-paths"], input=paths, text=True, check=True
+    )
+    alpha, beta = machines(2, url=f"file://{checkout}")
+    for i in range(3):
+        alpha.session(f"a{i}", f"alpha note {i}")
+        alpha.cli("sync")
+    beta.cli("sync")
+    assert sorted(beta.sessions()) == ["a0", "a1", "a2"]
+    assert sorted(p.name for p in ran.iterdir()) == []

@@ -15,8 +15,12 @@ from ..redact import redact
 
 # A remote on this machine (a path, ``file://``) is served by a git started here, in that
 # repository: it would run that repository's hooks and configured commands as this user.
-# Its side runs with none: no hooks, and no command to list an alternate's refs.
-LOCAL_SIDE = "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true"
+# Its side runs with none: no hooks, no command to list an alternate's refs, and no gc or
+# maintenance after a push (they read its index, whose fsmonitor would run a command).
+LOCAL_SIDE = (
+    "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true -c core.fsmonitor=false"
+    " -c receive.autogc=false -c gc.auto=0 -c maintenance.auto=false"
+)
 
 
 def enabled(resolver: PathResolver) -> bool:
