@@ -134,7 +134,8 @@ def git_tracks(paths: list[str], environ: Mapping[str, str], deadline: float) ->
 
     Asked of the checkout holding the first path's folder (all must be in it); a path in no
     checkout is tracked by nothing. Names match ignoring ASCII case, as a case-insensitive disk
-    opens ``.Blackboard/`` for ``.blackboard/``: a doubt counts as tracked. None when git cannot
+    opens ``.Blackboard/`` for ``.blackboard/``, and a path through a link counts: a doubt counts
+    as tracked. None when git cannot
     say (a ``.git`` it cannot read, a failure, the deadline, a listing too long to read whole).
     """
     if not paths:
@@ -151,7 +152,17 @@ def git_tracks(paths: list[str], environ: Mapping[str, str], deadline: float) ->
     for line in filter(None, output.split("\0")):
         parts = _fold(line).split("/")
         held.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
-    return {path for path, rel in relative.items() if _fold(rel) in held}
+    # git never lists a path that goes through a link it tracks (`.claude/mnemonic` -> `docs/notes`):
+    # a path inside the checkout with a link on its way came with the repository, as far as anyone can tell
+    return {path for path, rel in relative.items() if _fold(rel) in held or _through_a_link(toplevel, rel)}
+
+
+def _through_a_link(toplevel: str, relative: str) -> bool:
+    """Whether a folder on the way from ``toplevel`` to ``relative`` (or the path itself) is a symbolic link."""
+    parts = relative.split(os.sep)
+    if parts[0] == os.pardir:
+        return False  # not inside the checkout: git has no say
+    return any(os.path.islink(os.path.join(toplevel, *parts[:n])) for n in range(1, len(parts) + 1))
 
 
 def _fold(name: str) -> str:

@@ -116,6 +116,30 @@ def test_a_checkouts_mnemonic_notes_are_the_users_only_when_git_does_not_track_t
         assert SHIPPED_TEXT in text
 
 
+def test_mnemonic_notes_a_checkout_ships_through_a_link_are_the_repositorys(run_hook, project: Path) -> None:
+    """git lists no path through a link it tracks: ``.claude/mnemonic`` -> ``docs/notes`` must not pass as untracked."""
+    write(project / "docs" / "notes" / ".blackboard" / "session-notes.md", NOTES)
+    (project / ".claude").mkdir()
+    (project / ".claude" / "mnemonic").symlink_to(Path("..") / "docs" / "notes")
+    commit_all(project)
+
+    result = run_hook("SessionStart", start_payload("s1", project))
+
+    assert result.returncode == 0 and result.stderr == b"", result.stderr
+    assert_not_presented(result)
+
+
+def test_a_handoff_folder_a_checkout_ships_as_a_link_is_the_repositorys(
+    run_hook, holding_root: Path, checkout_in_root: Path
+) -> None:
+    write(checkout_in_root / "shipped" / "handoff" / "latest-handoff.md", shipped_handoff())
+    (checkout_in_root / ".blackboard").mkdir()
+    (checkout_in_root / ".blackboard" / "handoff").symlink_to(Path("..") / "shipped" / "handoff")
+    commit_all(checkout_in_root)
+
+    assert_not_presented(start_in_root(run_hook, holding_root, checkout_in_root))
+
+
 # --- flat files where a root that holds checkouts keeps the board ----------------------------------------------
 
 
