@@ -697,3 +697,41 @@ def test_the_inbound_check_takes_a_good_session_and_refuses_a_forged_one_without
     assert taken.files["session-notes.md"] == notes and taken.handoff is not None and taken.order is not None
     refused = inbound.check_session(resolver.project, "s2", files("s2"), False)
     assert isinstance(refused, inbound.Refused) and "another session" in refused.detail
+
+
+def test_a_small_pack_that_would_write_much_is_refused_whole(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One blob named by many sessions' files: a tiny pack, and many times its size on disk."""
+    monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 2 << 20)
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    meta = Path(beta.meta_path("b1")).read_text()
+    blob = os.urandom(300 * 1024)
+    files = {}
+    for i in range(10):  # 10 sessions x 3 MiB... of one 300 KiB blob
+        files[f"sessions/x{i}/_meta.json"] = meta.replace('"b1"', f'"x{i}"').encode()
+        files.update({f"sessions/x{i}/{name}": blob for name in ("session-notes.md", "active-tasks.md")})
+    _hostile(bare, files)
+
+    with pytest.raises(TooLarge, match="to write here"):
+        _round(alpha, "alpha")
+    assert not [i for i in range(10) if os.path.lexists(alpha.get_session_blackboard_dir(f"x{i}"))]
+    assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 1 << 20
+
+
+def test_refused_entries_past_a_bound_refuse_the_commit_and_leave_nothing(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inbound, "MAX_REFUSED_BYTES", 512 * 1024)
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    _hostile(bare, {f"junk/{i}": os.urandom(100 * 1024) for i in range(9)})  # outside the layout
+
+    with pytest.raises(TooLarge, match="outside the board layout"):
+        _round(alpha, "alpha")
+    assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 512 * 1024

@@ -59,9 +59,9 @@ def import_commit(
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
         entries, unremoved = _entries_to_read(store, reader, state.imported, commit, deadline)
         layout = Layout(entries)
-        if layout.oversized:
-            over = f"over {MAX_FILE_BYTES // (1024 * 1024)} MiB"
-            raise TooLarge(f"the remote holds files {over} ({layout.oversized[0]}…); refused, nothing kept")
+        too_large = layout.too_large()
+        if too_large:
+            raise TooLarge(f"{too_large}; refused, nothing kept")
         result.refused += layout.problems
         result.refused += _take_removals(resolver, state, layout.removed, host)
         for session_id in unremoved:  # a machine went on in a removed session and sent it again

@@ -27,6 +27,10 @@ from ..render import inline
 SESSION_FILES = (META_FILE, *BOARD_FILES.values())
 MAX_FILE_BYTES = 8 * 1024 * 1024  # larger board files stay on their machine; status says so
 MAX_ACTIVE_BYTES = 64 * 1024
+# One import writes at most this, a file counted each time the tree uses it: a 46 KiB pack that
+# names one 8 MiB blob 300 times must not write 2.4 GiB.
+MAX_IMPORT_BYTES = 256 * 1024 * 1024
+MAX_REFUSED_BYTES = 1024 * 1024  # refused entries stay in the private repository; more than this, none do
 MAX_ACTIVE_RECORDS = 50
 MAX_REFUSALS = 50  # lines of one round's refusals, and of those ``sync status`` keeps
 HOST_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
@@ -43,10 +47,16 @@ class Layout:
         self.problems: list[str] = []
         self.spoiled: set[str] = set()  # sessions with a refused file: refused whole
         self.oversized: list[str] = []  # files over MAX_FILE_BYTES: the whole commit is refused and forgotten
+        self.taken_bytes = 0  # what an import of every accepted entry would write, a blob counted at each use
+        self.refused_bytes = 0  # what refused entries hold: kept in the private repository unless refused whole
         refused = 0
         for entry in entries:
             problem = self._place(entry)
-            if problem:
+            size = max(entry.size, 0)
+            if not problem:
+                self.taken_bytes += size
+            else:
+                self.refused_bytes += size
                 refused += 1
                 if refused <= MAX_REFUSALS:
                     self.problems.append(f"{inline(entry.path, 200)}: {problem}")
@@ -55,6 +65,17 @@ class Layout:
                     self.spoiled.add(parts[1] if parts[0] == "sessions" else handoff_id(parts[1]) or parts[1])
         if refused > MAX_REFUSALS:
             self.problems.append(f"and {refused - MAX_REFUSALS} more entries refused")
+
+    def too_large(self) -> str | None:
+        """Why the whole commit is refused for its size (and forgotten), or None."""
+        mib = 1024 * 1024
+        if self.oversized:
+            return f"the remote holds files over {MAX_FILE_BYTES // mib} MiB ({self.oversized[0]}…)"
+        if self.taken_bytes > MAX_IMPORT_BYTES:
+            return f"the remote's boards come to over {MAX_IMPORT_BYTES // mib} MiB to write here"
+        if self.refused_bytes > MAX_REFUSED_BYTES:
+            return f"the remote holds over {MAX_REFUSED_BYTES // mib} MiB outside the board layout"
+        return None
 
     def files_of(self, session_id: str) -> list[Entry]:
         """A session's entries: its folder's files, then its handoff when it has one."""
