@@ -324,8 +324,12 @@ def publish_newest(resolver: PathResolver) -> bool:
         try:
             text = read_head(path, MAX_HANDOFF_READ)
             fields, _ = split_front_matter(text)
+            arrived = os.stat(path).st_mtime
         except (OSError, ValueError):
             continue  # unreadable: `blackboard doctor` names it
+        # a handoff cannot have ended after it was written here: a remote's that claims an end
+        # ahead (within the hour the clock check allows) must not outrank sessions that end later
+        fields.setdefault("published", format_utc(arrived))
         if fields.get("session_id") != session_id or fields.get("status") not in FINISHED:
             continue  # an active session's draft is no one's handoff yet
         if newest is None or order(fields) > newest[0]:

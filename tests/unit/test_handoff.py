@@ -1,5 +1,6 @@
 import os
 import re
+import time
 from pathlib import Path
 
 import frontmatter
@@ -377,3 +378,28 @@ def test_front_matter_reads_the_same_with_yaml_whatever_the_characters(char: str
     ours, _ = handoff.split_front_matter(text)
     assert ours["stopped"] == f"a{read}b"
     assert frontmatter.loads(text.encode("utf-8").decode()).metadata["stopped"] == f"a{read}b"
+
+
+def test_a_forged_generation_and_an_end_ahead_do_not_pin_the_latest(resolver: PathResolver) -> None:
+    """A remote's handoff at the highest generation, ending 55 minutes ahead, arrived a while ago."""
+    from blackboard.clock import format_utc
+
+    now = time.time()
+
+    def archived(session_id: str, ended: float, written: float) -> None:
+        fields = {"session_id": session_id, "org": "acme", "project": "widget", "status": "ended"}
+        fields.update(ended=format_utc(ended), generation=handoff.MAX_GENERATION)
+        handoff.write_session_handoff(resolver, session_id, handoff.dump_front_matter(fields) + "\nbody\n")
+        os.utime(resolver.handoff_path(session_id), (written, written))
+
+    archived("forged", now + 55 * 60, now - 600)  # arrived ten minutes ago, and was published then:
+    fields, body = handoff.split_front_matter(Path(resolver.handoff_path("forged")).read_text())
+    fields["published"] = format_utc(now - 600)
+    Path(resolver.latest_handoff_path()).write_text(handoff.dump_front_matter(fields) + body)
+    archived("later-here", now - 60, now - 60)  # a session of this machine that ended after it arrived
+    handoff.publish_latest(resolver, Path(resolver.handoff_path("later-here")).read_text())
+
+    handoff.publish_newest(resolver)  # the next sync round
+
+    latest = handoff.read_handoff(resolver.latest_handoff_path())
+    assert latest is not None and latest[0]["session_id"] == "later-here"
