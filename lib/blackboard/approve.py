@@ -38,6 +38,11 @@ MAX_FILES = 4  # --file options one approved command may give (each is asked of 
 READ_ONLY = {"list", "read", "show", "sessions", "handoff", "where"}
 WRITES_OWN_BOARD = {"note", "task", "post", "claim"}
 TEXT_FILE_COMMANDS = {"note", "post", "task"}
+# Names that say a file holds credentials: never read for the board without the person's say.
+SECRET_NAME = (
+    r"credential|secret|passw|token|private|^id_(?:rsa|dsa|ecdsa|ed25519)|\.(?:pem|key|p12|pfx|jks|keystore|kdbx|ppk|"
+    r"tfstate|tfvars)$|^(?:kubeconfig|netrc|htpasswd|shadow)$|^service[-_]?account"
+)
 
 
 def _never(_: str) -> bool:
@@ -197,6 +202,8 @@ def _inside(path: str | None, cwd: str | None) -> bool:
     named = os.path.normpath(path).split(os.sep) + os.path.relpath(real, real_cwd).split(os.sep)
     if any(part.startswith(".") and part not in (".", "..") for part in named) or _through_a_link(cwd, path):
         return False
+    if any(re.search(SECRET_NAME, part, re.IGNORECASE) for part in named):
+        return False  # a repository's .gitignore can un-ignore it (`!credentials.json`): the person decides
     try:
         found = os.stat(real)
     except OSError:

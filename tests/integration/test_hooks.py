@@ -4,6 +4,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -396,6 +397,13 @@ def _secrets_checkout(project: Path) -> None:
         ),
         pytest.param(lambda p: None, "note " + "--file notes/n.txt " * 40, id="many-files"),
         pytest.param(
+            lambda p: subprocess.run(["git", "init", "-q", str(p / "config")], check=True).returncode
+            or (p / ".gitignore").write_text("/config/prod.txt\n")
+            or (p / "config" / "prod.txt").write_text("DATABASE PASSWORD"),
+            "note --file config/prod.txt",
+            id="ignored-behind-a-nested-git-file",
+        ),
+        pytest.param(
             lambda p: shutil.rmtree(p / ".git") or (p / ".git").write_text("nonsense"),
             "note --file secret.key",
             id="ignored-behind-an-unreadable-git",
@@ -407,6 +415,9 @@ def test_pre_tool_use_holds_against_file_tricks(run_hook, project: Path, setup, 
     setup(project)
     result = run_hook("PreToolUse", _pre_tool_use(f"blackboard {command}", project))
     assert result.returncode == 0 and result.stdout == b""
+    if (project / ".git" / "HEAD").is_file():  # a checkout git can read approves a plain file
+        plain = run_hook("PreToolUse", _pre_tool_use("blackboard note --file notes/n.txt", project))
+        assert json.loads(plain.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
 
 
 def test_pre_tool_use_sees_the_checkouts_inside_a_folder_that_is_none(run_hook, project: Path, tmp_path: Path) -> None:

@@ -146,6 +146,10 @@ def test_anything_else_gets_no_decision(command: str, tmp_path: Path) -> None:
         pytest.param("blackboard note --file secrets-link", id="file-linked-to-a-dot-file"),
         pytest.param("blackboard note --file notes", id="file-a-folder"),
         pytest.param("blackboard note --file missing.md", id="file-missing"),
+        pytest.param("blackboard note --file credentials.json", id="file-named-credentials"),
+        pytest.param("blackboard note --file deploy/prod.pem", id="file-a-key"),
+        pytest.param("blackboard post k --file config/id_ed25519", id="file-an-ssh-key"),
+        pytest.param("blackboard note --file terraform.tfstate", id="file-terraform-state"),
     ],
 )
 def test_what_reaches_beyond_the_projects_own_board_gets_no_decision(command: str, tmp_path: Path) -> None:
@@ -154,6 +158,9 @@ def test_what_reaches_beyond_the_projects_own_board_gets_no_decision(command: st
     (tmp_path / ".aws").mkdir()
     (tmp_path / ".aws" / "credentials").write_text("secret")
     (tmp_path / "secrets-link").symlink_to(tmp_path / ".env")
+    for name in ("credentials.json", "deploy/prod.pem", "config/id_ed25519", "terraform.tfstate"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("x")
     assert decision(command, str(tmp_path), PLUGIN, "s1", _ours, _not_ignored) is False
 
 
