@@ -424,3 +424,16 @@ def test_version_is_the_manifests() -> None:
     manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
     code, out, err = run_cli("--version")
     assert (code, out.strip(), err) == (0, f"blackboard {manifest['version']}", "")
+
+
+def test_a_file_given_as_a_link_is_refused_never_followed(resolver: PathResolver, tmp_path: Path, monkeypatch) -> None:
+    """A link swapped in after the approval hook looked must not read what it points to."""
+    session.start(resolver, "s1", "startup", {})
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE KEY MATERIAL")
+    (tmp_path / "todo.txt").symlink_to(secret)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli("note", "--file", "todo.txt", "--session", "s1", env={"BLACKBOARD_ROOT": resolver.root})
+    assert code == 1
+    assert "is a symbolic link" in err
+    assert "PRIVATE KEY MATERIAL" not in Path(resolver.board_file("s1", "notes")).read_text()
