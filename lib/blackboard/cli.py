@@ -23,7 +23,7 @@ from .ids import is_session_id
 from .ledger import CLOSED_STATUSES, Item
 from .meta import STATUSES
 from .paths import PathResolver
-from .redact import redact
+from .redact import redact_remote
 from .registry import SessionEntry
 from .render import size_text
 
@@ -552,7 +552,7 @@ def sync_enable(remote: Optional[str], yes: bool) -> None:
     resolver = _here()
     url = syncing.remote_url(resolver, remote)
     ref = syncing.remote_ref(resolver)
-    click.echo(f"blackboard: sync sends this project's ended sessions to {redact(url)} ({ref}).", err=True)
+    click.echo(f"blackboard: sync sends this project's ended sessions to {redact_remote(url)} ({ref}).", err=True)
     click.echo(f"blackboard: {syncing.readers_warning(url)}.", err=True)
     if not yes:
         try:
@@ -564,7 +564,8 @@ def sync_enable(remote: Optional[str], yes: bool) -> None:
         if not agreed:
             raise BlackboardError("sync stays off: it turns on when the question is answered y, or with --yes")
     syncing.enable(resolver, url, os.environ)
-    _emit({"remote": redact(url), "ref": ref}, f"sync on: {redact(url)} ({ref}); run `blackboard sync` to sync now")
+    shown = redact_remote(url)
+    _emit({"remote": shown, "ref": ref}, f"sync on: {shown} ({ref}); run `blackboard sync` to sync now")
 
 
 @sync.command("disable")
@@ -635,7 +636,7 @@ def where() -> None:
             data.update(board_dir=where_it_would_be)
         else:
             data.update(session_id=None, session_from=str(exc), board_dir=None)
-    data = {key: redact(value) if isinstance(value, str) else value for key, value in data.items()}
+    data = {key: redact_remote(value) if isinstance(value, str) else value for key, value in data.items()}
     lines = [f"{key:<13} {value}" for key, value in data.items()]
     _emit(data, "\n".join(lines))
 
@@ -686,5 +687,5 @@ def _fail(message: str, status: int, obj: Dict[str, Any]) -> int:
         import traceback
 
         traceback.print_exc()
-    click.echo(f"blackboard: error: {redact(message.splitlines()[0]) if message else 'failed'}", err=True)
+    click.echo(f"blackboard: error: {redact_remote(message.splitlines()[0]) if message else 'failed'}", err=True)
     return status

@@ -15,7 +15,7 @@ from .clock import compact_now, now_iso
 from .errors import BlackboardError
 from .fsutil import make_dirs
 from .paths import log_path
-from .redact import redact
+from .redact import redact_remote
 
 MAX_LOG_BYTES = 1 << 20  # then the log is rotated to ``{name}.log.1``
 
@@ -41,7 +41,7 @@ def note(name: str, text: str, environ: Mapping[str, str] = os.environ) -> str:
         elif os.path.exists(path) and os.path.getsize(path) > MAX_LOG_BYTES:
             os.replace(path, path + ".1")
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(f"{now_iso()} {redact(text)}\n")  # git's messages may quote a remote with its token
+            handle.write(f"{now_iso()} {redact_remote(text)}\n")  # git's messages may quote a remote with its token
     except Exception:  # noqa: BLE001 - the log is best effort; the one line still goes out
         return "logging failed too"
     return f"details in {path}"

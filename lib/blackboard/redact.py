@@ -239,6 +239,15 @@ def redact(text: str) -> str:
     return "\n".join(_apply(NAMED_VALUES, "\n".join(run)) if named else "\n".join(run) for named, run in runs)
 
 
+def redact_remote(text: str) -> str:
+    """``redact``, and every URL's user part but ``git@`` as well: for showing a git remote.
+
+    A remote's user part is a credential more often than a name (``https://TOKEN@dev.azure.com``),
+    whatever its length or alphabet, and a person never needs to see it to know the remote.
+    """
+    return re.sub(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)(?!git@|\[REDACTED\]@)[^\s/?#@]+@", r"\1[REDACTED]@", redact(text))
+
+
 SECRET_MARGIN = 512  # longer than any token the patterns take whole, bar key blocks (matched to the cut)
 
 

@@ -881,6 +881,18 @@ def test_a_remote_tree_of_a_million_files_costs_a_round_bounded_memory_and_leave
 def test_a_token_in_the_remote_url_never_shows(machines) -> None:
     """Azure DevOps and GitHub clones often carry a personal access token in the URL."""
     (alpha,) = machines(1, enable=False)
+    _show_no_token(alpha, "k3x9" * 13)  # 52 characters, as an Azure DevOps token
+
+
+@pytest.mark.parametrize(
+    "token", ["c2VjcmV0LXRva2VuLXZhbHVlZQ==", "s3cr3tT0k3n", "Uv!x-p4ss"], ids=["base64", "short", "punctuation"]
+)
+def test_a_token_of_any_shape_in_the_remote_url_never_shows(machines, token: str) -> None:
+    (alpha,) = machines(1, enable=False)
+    _show_no_token(alpha, token)
+
+
+def _show_no_token(alpha: "Machine", token: str) -> None:
     older_git = alpha.home / "bin"  # an older git quotes the URL, token and all, in its messages
     older_git.mkdir()
     real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True).stdout.strip()
@@ -892,7 +904,6 @@ def test_a_token_in_the_remote_url_never_shows(machines) -> None:
     )
     (older_git / "git").chmod(0o755)
     alpha.env["PATH"] = f"{older_git}:{alpha.env['PATH']}"
-    token = "k3x9" * 13  # 52 characters, as an Azure DevOps token
     _git("remote", "set-url", "origin", f"https://{token}@127.0.0.1:9/org/widget/_git/widget", cwd=alpha.clone)
     shown = [alpha.cli("where").stdout, alpha.cli("where", "--json").stdout]
     shown.append(alpha.cli("sync", "enable", "--yes").stdout)

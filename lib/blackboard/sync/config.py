@@ -11,7 +11,7 @@ from ..fsutil import atomic_write, make_dirs, read_json_object, refuse_links
 from ..gitstore import Store
 from ..paths import PathResolver
 from ..project import safe_segment
-from ..redact import redact
+from ..redact import redact_remote
 
 # A remote on this machine (a path, ``file://``) is served by a git started here, in that
 # repository: it would run that repository's hooks and configured commands as this user.
@@ -34,7 +34,7 @@ def remote_url(resolver: PathResolver, remote: str | None) -> str:
     if not url:
         raise BlackboardError("this project has no origin remote; name one: blackboard sync enable --remote URL")
     if not usable_remote(url):
-        raise BlackboardError(f"not a git remote: {redact(url)!r}")
+        raise BlackboardError(f"not a git remote: {redact_remote(url)!r}")
     if url.startswith((".", "~")) or ("://" not in url and ":" not in url.split("/")[0] and not url.startswith("/")):
         # a path relative to the checkout, as git reads it there; every process must find the same one
         url = os.path.normpath(os.path.join(resolver.project.toplevel or os.getcwd(), os.path.expanduser(url)))
@@ -43,7 +43,7 @@ def remote_url(resolver: PathResolver, remote: str | None) -> str:
 
 def readers_warning(url: str) -> str:
     """What turning sync on means, said before it is turned on and in every status."""
-    return f"anyone who can read {redact(url)} can read this project's synced boards (secrets redacted)"
+    return f"anyone who can read {redact_remote(url)} can read this project's synced boards (secrets redacted)"
 
 
 def enable(resolver: PathResolver, remote: str | None, environ: Mapping[str, str]) -> str:

@@ -17,7 +17,7 @@ from ..fsutil import file_lock, refuse_links, try_lock
 from ..gitstore import GitFailed, TooLarge
 from ..paths import PathResolver
 from ..project import safe_segment
-from ..redact import redact
+from ..redact import redact_remote
 from .config import enabled, read_config, readers_warning, served_by
 from .importing import Imported, import_commit
 from .outbound import Outgoing, outgoing
@@ -247,7 +247,7 @@ def status(resolver: PathResolver) -> dict[str, object]:
     recorded = read_json(resolver.sync_file("status.json"))
     return {
         "enabled": True,
-        "remote": redact(config["remote"]),
+        "remote": redact_remote(config["remote"]),
         "readers": readers_warning(config["remote"]),
         "ref": config["ref"],
         "paused": paused,

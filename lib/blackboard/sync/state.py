@@ -9,7 +9,7 @@ from ..clock import now_iso
 from ..errors import BlackboardError
 from ..fsutil import atomic_write, json_object, read_bounded, read_json_object
 from ..paths import PathResolver
-from ..redact import redact
+from ..redact import redact_remote
 from ..registry import session_folders
 from .inbound import MAX_REFUSALS, SESSION_FILES
 
@@ -103,7 +103,7 @@ def note_status(resolver: PathResolver, step: str, ok: bool, detail: str) -> Non
     """Record the outcome of a fetch or push in ``_sync/status.json``; never raises."""
     try:
         status = read_json(resolver.sync_file("status.json"))
-        status[step] = {"at": now_iso(), "ok": ok, "detail": redact(detail)}
+        status[step] = {"at": now_iso(), "ok": ok, "detail": redact_remote(detail)}
         atomic_write(resolver.sync_file("status.json"), json.dumps(status, indent=1) + "\n")
     except Exception:  # noqa: BLE001 - a status line must never cost a session anything
         pass
