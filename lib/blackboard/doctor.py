@@ -249,14 +249,17 @@ def _folder_mode(path: str) -> int:
 
 def _tighten(paths: List[str]) -> bool:
     """Make each file ``PRIVATE_FILE`` and each folder ``PRIVATE_DIR``, never through a link."""
+    tightened = True
     for path in paths:
         try:
             info = os.lstat(path)
-            if stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode):
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                tightened = False  # a hard link: its other name may lie outside the root, whose mode is not ours
+            elif stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode):
                 os.chmod(path, PRIVATE_DIR if stat.S_ISDIR(info.st_mode) else PRIVATE_FILE)
         except FileNotFoundError:
             continue
-    return True
+    return tightened
 
 
 def _remove(path: str) -> bool:

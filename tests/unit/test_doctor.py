@@ -270,3 +270,14 @@ def test_files_and_folders_other_users_can_read_are_named_and_tightened(resolver
     assert stat.S_IMODE(Path(resolver.sessions_dir).stat().st_mode) == 0o700
     assert not [f for f in _problems(root, modes=True) if "other users" in f.problem]
     assert "a private finding" in notes.read_text()
+
+
+def test_a_hard_link_out_of_the_root_keeps_its_mode(resolver: PathResolver, root: Path, tmp_path: Path) -> None:
+    session.start(resolver, "s1", "startup", {})
+    outside = tmp_path / "outside.txt"
+    outside.write_text("someone else's")
+    outside.chmod(0o644)
+    os.link(outside, Path(resolver.get_session_blackboard_dir("s1")) / "linked.txt")
+    (finding,) = [f for f in _problems(root, repair=True, modes=True) if "other users" in f.problem]
+    assert not finding.fixed
+    assert stat.S_IMODE(outside.stat().st_mode) == 0o644
