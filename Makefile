@@ -34,8 +34,9 @@ unit: $(VENV)/.installed
 unit-pythons: $(VENV)/.installed
 	$(VENV)/bin/python scripts/unit_on_pythons.py
 
-test: lint $(CLAUDE) unit-pythons
+test: lint $(CLAUDE)
 	BLACKBOARD_CLAUDE=$(CURDIR)/$(CLAUDE) $(VENV)/bin/pytest
+	$(VENV)/bin/python scripts/unit_on_pythons.py
 
 clean:
 	rm -rf $(VENV) .cache

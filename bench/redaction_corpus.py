@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO / "lib"), str(REPO / "tests")]
@@ -107,7 +107,7 @@ def load_corpus():
     return corpus
 
 
-def score(redactor: Callable[[str], str], shapes: List[Tuple[str, str, str]], near_misses: List[str]) -> Dict[str, int]:
+def score(redactor: Callable[[str], str], shapes: list[tuple[str, str, str]], near_misses: list[str]) -> dict[str, int]:
     redacted = [redactor(text) for text, _, _ in shapes]
     return {
         "secret gone": sum(secret not in out for out, (_, secret, _) in zip(redacted, shapes)),
@@ -118,7 +118,7 @@ def score(redactor: Callable[[str], str], shapes: List[Tuple[str, str, str]], ne
     }
 
 
-def replace_findings(findings: Dict[str, List[str]]) -> Callable[[str], str]:
+def replace_findings(findings: dict[str, list[str]]) -> Callable[[str], str]:
     def redactor(text: str) -> str:
         for value in sorted(findings.get(text, []), key=len, reverse=True):
             text = text.replace(value, REDACTED)
@@ -127,13 +127,13 @@ def replace_findings(findings: Dict[str, List[str]]) -> Callable[[str], str]:
     return redactor
 
 
-def median_times(python: str, script: str, text: str, *args: str) -> List[float]:
+def median_times(python: str, script: str, text: str, *args: str) -> list[float]:
     """Import, first call and warm call (ms): medians of ``RUNS`` fresh processes."""
     runs = [run(python, script, text, *args) for _ in range(RUNS)]
     return [statistics.median(times[i] for times in runs) for i in range(3)]
 
 
-def run(python: str, script: str, stdin: str, *args: str) -> List[float]:
+def run(python: str, script: str, stdin: str, *args: str) -> list[float]:
     done = subprocess.run([python, "-c", script, *args], input=stdin, capture_output=True, text=True, check=True)
     return [float(x) for x in done.stdout.split()]
 

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Optional
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "lib"))
@@ -27,7 +27,7 @@ from blackboard.project import identify_project  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_RUNS", "41"))
 CLEANUP_RUNS = 3
-RESULTS: List[Dict[str, object]] = []
+RESULTS: list[dict[str, object]] = []
 
 
 def median_of(runs: int, action: Callable[[int], None]) -> float:
@@ -126,13 +126,13 @@ def run_all(python: str, venv: Path, work: Path) -> None:
     sync_session_start(hook, blackboard, env, work)
 
 
-def hooks(python: str, env: Dict[str, str], project: Path, work: Path, full: Path) -> None:
+def hooks(python: str, env: dict[str, str], project: Path, work: Path, full: Path) -> None:
     """Every hook event of a turn against a bare interpreter start; SessionStart with 10 000 sessions."""
 
-    def timed_hook(event: str, payload: Dict[str, object], root: Path) -> float:
+    def timed_hook(event: str, payload: dict[str, object], root: Path) -> float:
         return run_hook(event, payload, dict(env, BLACKBOARD_ROOT=str(root)))
 
-    def payload(session_id: str, **extra: object) -> Dict[str, object]:
+    def payload(session_id: str, **extra: object) -> dict[str, object]:
         transcript = transcript_path(Path(env["HOME"]), project, session_id)
         return {"session_id": session_id, "transcript_path": str(transcript), "cwd": str(project), **extra}
 
@@ -142,13 +142,13 @@ def hooks(python: str, env: Dict[str, str], project: Path, work: Path, full: Pat
     # other active session, as a real project's does. Then a turn, as Claude Code runs it: the
     # typed prompt, the approval of a board command, an edit, and Stop. The runs are
     # interleaved so noise hits every figure alike.
-    bare_runs: List[float] = []
-    start_empty: List[float] = []
-    start_full: List[float] = []
-    prompts: List[float] = []
-    approvals: List[float] = []
-    edits: List[float] = []
-    stops: List[float] = []
+    bare_runs: list[float] = []
+    start_empty: list[float] = []
+    start_full: list[float] = []
+    prompts: list[float] = []
+    approvals: list[float] = []
+    edits: list[float] = []
+    stops: list[float] = []
     edited = str(project / "src" / "module_7.py")
     for i in range(RUNS):
         bare_runs.append(median_of(1, lambda _: subprocess.run([python, "-I", "-S", "-c", "pass"], check=True)))
@@ -207,7 +207,7 @@ def hooks(python: str, env: Dict[str, str], project: Path, work: Path, full: Pat
     )
 
 
-def run_hook(event: str, payload: Dict[str, object], env: Dict[str, str]) -> float:
+def run_hook(event: str, payload: dict[str, object], env: dict[str, str]) -> float:
     """Run ``hooks/run EVENT`` as hooks.json does, ``payload`` on its stdin: the whole process's time."""
     started = time.perf_counter()
     subprocess.run(
@@ -220,7 +220,7 @@ def run_hook(event: str, payload: Dict[str, object], env: Dict[str, str]) -> flo
     return time.perf_counter() - started
 
 
-def hook_failures(*roots: Path) -> List[str]:
+def hook_failures(*roots: Path) -> list[str]:
     """What the hooks logged as failed under ``roots``: a hook always exits 0, and a failed one is fast."""
     logs = [root / "logs" / "hooks.log" for root in roots]
     return [f"{log}: {log.read_text().strip().splitlines()[-1]}" for log in logs if log.exists()]
@@ -236,14 +236,14 @@ def python_source(module: int) -> str:
     return "".join(f"def parse_{module}_{k}(text):\n    return text.split(',')\n\n\n" for k in range(250))
 
 
-def edit_input(file_path: str, module: int) -> Dict[str, object]:
+def edit_input(file_path: str, module: int) -> dict[str, object]:
     """The Edit tool's input that makes ``parse_{module}_7()`` accept an empty string."""
     old = f"def parse_{module}_7(text):\n    return text.split(',')\n"
     new = old.replace("text.split(',')", "text.split(',') if text else []")
     return {"file_path": file_path, "old_string": old, "new_string": new, "replace_all": False}
 
 
-def edit_payload(payload: Dict[str, object], file_path: str, module: int) -> Dict[str, object]:
+def edit_payload(payload: dict[str, object], file_path: str, module: int) -> dict[str, object]:
     """PostToolUse of that Edit, as Claude Code sends it: the whole file comes back in the response."""
     edit = edit_input(file_path, module)
     old, new = str(edit["old_string"]), str(edit["new_string"])
@@ -267,7 +267,7 @@ def edit_payload(payload: Dict[str, object], file_path: str, module: int) -> Dic
     )
 
 
-def cleanup(blackboard: List[str], env: Dict[str, str], project: Path, work: Path, full: Path) -> None:
+def cleanup(blackboard: list[str], env: dict[str, str], project: Path, work: Path, full: Path) -> None:
     """`blackboard cleanup` of 10 000 ended sessions and their handoffs: the median of three boards."""
     times, left = [], []
     for run in range(CLEANUP_RUNS):
@@ -300,7 +300,7 @@ BIG = 50 * 1024 * 1024
 TIMESTAMP = "2026-11-25T17:45:19.152Z"
 
 
-def big_sessions(env: Dict[str, str], work: Path) -> None:
+def big_sessions(env: dict[str, str], work: Path) -> None:
     """Stop and SessionEnd with a 50 MB transcript and 50 MB of notes: Claude Code cancels SessionEnd at 1.5 s.
 
     The project is a git repository where each session makes a commit and leaves a file
@@ -323,9 +323,9 @@ def big_sessions(env: Dict[str, str], work: Path) -> None:
     transcript = work / "transcript.jsonl"  # each session's transcript is a link to it
     turns = write_transcript(transcript, project, BIG)
     note = "".join(entries.render(f"n{n}", {"author": "main"}, "x" * 5000) for n in range(1, 1001))
-    times: Dict[Tuple[str, str], List[float]] = {}
-    sizes: List[int] = []
-    problems: List[str] = []
+    times: dict[tuple[str, str], list[float]] = {}
+    sizes: list[int] = []
+    problems: list[str] = []
     variants = ["hooks", "transcript"]
     for i in range(BIG_RUNS):
         for variant in variants if i % 2 == 0 else variants[::-1]:
@@ -369,7 +369,7 @@ def big_sessions(env: Dict[str, str], work: Path) -> None:
         print(f"      {problem}", flush=True)
 
 
-def handoff_problems(text: str, variant: str, prompt: str) -> List[str]:
+def handoff_problems(text: str, variant: str, prompt: str) -> list[str]:
     """What a big session's final handoff lacks: the last request, from where ``variant`` says, and git's word."""
     problems = []
     if prompt not in text or ("(from the transcript)" in text) != (variant == "transcript"):
@@ -379,7 +379,7 @@ def handoff_problems(text: str, variant: str, prompt: str) -> List[str]:
     return problems
 
 
-def write_transcript(path: Path, project: Path, size: int) -> List[Tuple[str, int, str]]:
+def write_transcript(path: Path, project: Path, size: int) -> list[tuple[str, int, str]]:
     """A transcript of ``size`` bytes shaped like Claude Code's; each turn's prompt, edited module and last message.
 
     A turn: the typed prompt, an attachment, a Read of a module and its result, an Edit and its
@@ -419,23 +419,23 @@ def write_transcript(path: Path, project: Path, size: int) -> List[Tuple[str, in
     return turns
 
 
-def assistant(content: List[Dict[str, object]]) -> Dict[str, object]:
+def assistant(content: list[dict[str, object]]) -> dict[str, object]:
     usage = {"input_tokens": 12000, "cache_read_input_tokens": 40000, "output_tokens": 300, "service_tier": "standard"}
     message = {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-opus-5-5", "content": content}
     message.update(stop_reason="end_turn", stop_sequence=None, usage=usage)
     return {"type": "assistant", "message": message, "requestId": "req_01"}
 
 
-def tool_use(turn: int, step: int, name: str, tool_input: Dict[str, object]) -> Dict[str, object]:
+def tool_use(turn: int, step: int, name: str, tool_input: dict[str, object]) -> dict[str, object]:
     return {"type": "tool_use", "id": f"toolu_{turn:08d}{step}", "name": name, "input": tool_input}
 
 
-def tool_result(turn: int, step: int, content: str, result: Dict[str, object]) -> Dict[str, object]:
+def tool_result(turn: int, step: int, content: str, result: dict[str, object]) -> dict[str, object]:
     block = {"tool_use_id": f"toolu_{turn:08d}{step}", "type": "tool_result", "content": content}
     return {"type": "user", "message": {"role": "user", "content": [block]}, "toolUseResult": result}
 
 
-def record_turns(path: str, turns: List[Tuple[str, int, str]], project: Path) -> None:
+def record_turns(path: str, turns: list[tuple[str, int, str]], project: Path) -> None:
     """The digest the hooks would have written over ``turns``: a prompt, an edit and a last message each."""
     from blackboard import digest
 
@@ -445,7 +445,7 @@ def record_turns(path: str, turns: List[Tuple[str, int, str]], project: Path) ->
         digest.record_stop(path, message)
 
 
-def notes_at_once(env: Dict[str, str], project: Path, work: Path) -> None:
+def notes_at_once(env: dict[str, str], project: Path, work: Path) -> None:
     """16 processes writing 200 notes each at the same time, through the library as agents' tools would."""
     root = work / "root-notes"
     env = dict(env, BLACKBOARD_ROOT=str(root), BLACKBOARD_SESSION_ID="busy")
@@ -482,12 +482,12 @@ def notes_at_once(env: Dict[str, str], project: Path, work: Path) -> None:
     )
 
 
-Series = Tuple[List[float], List[float], List[str]]  # our times, the baseline's, and what went wrong
+Series = tuple[list[float], list[float], list[str]]  # our times, the baseline's, and what went wrong
 SYNC_ROUNDS = int(os.environ.get("BENCH_SYNC_ROUNDS", "9"))
 SYNC_SETUP_SECONDS = 120.0  # pushing or importing 10 000 sessions takes seconds: a hung round fails, never hangs
 
 
-def machine(work: Path, host: str, url: str, env: Dict[str, str]) -> Tuple[Dict[str, str], Path]:
+def machine(work: Path, host: str, url: str, env: dict[str, str]) -> tuple[dict[str, str], Path]:
     """A simulated machine syncing through ``url``: its environment (own HOME, root, host name) and its clone."""
     base = work / host
     (base / "home").mkdir(parents=True)
@@ -497,7 +497,7 @@ def machine(work: Path, host: str, url: str, env: Dict[str, str]) -> Tuple[Dict[
     return dict(env, HOME=str(base / "home"), BLACKBOARD_ROOT=str(base / "root"), BLACKBOARD_HOST=host), clone
 
 
-def run_bounded(argv: List[str], cwd: Path, env: Dict[str, str], timeout: float, stdin: str = "") -> float:
+def run_bounded(argv: list[str], cwd: Path, env: dict[str, str], timeout: float, stdin: str = "") -> float:
     """Run ``argv`` quietly; its time, or RuntimeError when it fails or outlives ``timeout`` (then it is killed)."""
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -522,16 +522,16 @@ def run_bounded(argv: List[str], cwd: Path, env: Dict[str, str], timeout: float,
     return elapsed
 
 
-def run_cli(blackboard: List[str], env: Dict[str, str], clone: Path, *args: str) -> None:
+def run_cli(blackboard: list[str], env: dict[str, str], clone: Path, *args: str) -> None:
     """``blackboard ARGS`` in ``clone``, as setup: quiet unless it fails, killed after ``SYNC_SETUP_SECONDS``."""
     run_bounded(blackboard + list(args), clone, env, SYNC_SETUP_SECONDS)
 
 
-def sync_board(env: Dict[str, str], clone: Path) -> Path:
+def sync_board(env: dict[str, str], clone: Path) -> Path:
     return Path(PathResolver(env["BLACKBOARD_ROOT"], identify_project(str(clone))).project_dir)
 
 
-def sync_increment(python: str, blackboard: List[str], env: Dict[str, str], work: Path) -> None:
+def sync_increment(python: str, blackboard: list[str], env: dict[str, str], work: Path) -> None:
     """A sync round bringing 10 new sessions to a machine holding 10 000, against `git fetch` of them alone.
 
     Machine A pushes 10 000 ended sessions and machine B imports them (setup). Then, each
@@ -574,7 +574,7 @@ def no_figure(name: str, limit: float, why: RuntimeError) -> None:
 
 
 def report_series(
-    name: str, ours: List[float], baseline: List[float], problems: List[str], limit: float, digits: int
+    name: str, ours: list[float], baseline: list[float], problems: list[str], limit: float, digits: int
 ) -> None:
     ours_median, baseline_median = statistics.median(ours), statistics.median(baseline)
     ratio = ours_median / baseline_median
@@ -589,8 +589,8 @@ def report_series(
 
 
 def sync_rounds(
-    python: str, blackboard: List[str], env: Dict[str, str], work: Path
-) -> Tuple[List[float], List[float], List[float], List[str]]:
+    python: str, blackboard: list[str], env: dict[str, str], work: Path
+) -> tuple[list[float], list[float], list[float], list[str]]:
     """The times of B's rounds started as the hooks start them, of its `blackboard sync`, of the plain fetches;
     and what went wrong (nothing, normally)."""
     remote = work / "sync-remote.git"
@@ -614,10 +614,10 @@ def sync_rounds(
     fetch = git_mirror + ["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", url, ref]
     run_bounded(fetch, work, env_b, SYNC_SETUP_SECONDS)  # the mirror now holds what B holds
     private = ["git", f"--git-dir={sync_board(env_b, clone_b) / '_sync' / 'repo.git'}", "rev-parse", "refs/fetched"]
-    rounds: List[float] = []
-    commands: List[float] = []
-    fetches: List[float] = []
-    problems: List[str] = []
+    rounds: list[float] = []
+    commands: list[float] = []
+    fetches: list[float] = []
+    problems: list[str] = []
     for i in range(2 * SYNC_ROUNDS):
         fill(resolver_a, 10, start=10_000 + 10 * i, host="bench-a")
         run_cli(blackboard, env_a, clone_a, "sync")
@@ -666,7 +666,7 @@ def forget_push(board: Path) -> None:
     path.write_text(json.dumps(status))
 
 
-def sync_session_start(hook: List[str], blackboard: List[str], env: Dict[str, str], work: Path) -> None:
+def sync_session_start(hook: list[str], blackboard: list[str], env: dict[str, str], work: Path) -> None:
     """SessionStart with sync on (a file:// remote holding 100 sessions of another machine) against sync off.
 
     Both roots hold the same 100 sessions; each timed SessionStart is followed, outside the
@@ -676,7 +676,7 @@ def sync_session_start(hook: List[str], blackboard: List[str], env: Dict[str, st
     report_ratio(name, lambda: session_starts(hook, blackboard, env, work), 1.6, 1)
 
 
-def session_starts(hook: List[str], blackboard: List[str], env: Dict[str, str], work: Path) -> Series:
+def session_starts(hook: list[str], blackboard: list[str], env: dict[str, str], work: Path) -> Series:
     """The times of SessionStart with sync and without, and what went wrong (nothing, normally)."""
     remote = work / "start-remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
@@ -693,7 +693,7 @@ def session_starts(hook: List[str], blackboard: List[str], env: Dict[str, str], 
     board = sync_board(synced, clone)
     problems = [] if len(os.listdir(board / "sessions")) == 100 else ["the 100 sessions were not imported"]
 
-    def call(event: str, payload: Dict[str, object], machine_env: Dict[str, str]) -> float:
+    def call(event: str, payload: dict[str, object], machine_env: dict[str, str]) -> float:
         if machine_env is synced:
             forget_push(board)
         started = time.perf_counter()
@@ -705,12 +705,12 @@ def session_starts(hook: List[str], blackboard: List[str], env: Dict[str, str], 
             round_done(board)  # outside the timing: no round runs during the next hook
         return elapsed
 
-    with_sync: List[float] = []
-    without: List[float] = []
+    with_sync: list[float] = []
+    without: list[float] = []
     for i in range(RUNS):
         pair = [(plain, without), (synced, with_sync)]
         for machine_env, times in pair if i % 2 == 0 else pair[::-1]:
-            payload: Dict[str, object] = {"session_id": f"s{i}", "cwd": str(clone), "source": "startup"}
+            payload: dict[str, object] = {"session_id": f"s{i}", "cwd": str(clone), "source": "startup"}
             times.append(call("session-start", payload, machine_env))
             if i:  # end the previous session, outside the timing; this one stays active meanwhile
                 call("session-end", {"session_id": f"s{i - 1}", "cwd": str(clone), "reason": "other"}, machine_env)

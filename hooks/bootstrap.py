@@ -10,6 +10,7 @@ place that check is spelled.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -160,10 +161,8 @@ def _remember_failure(path: str, requirements: str, reason: str) -> None:
 
 
 def _forget_failure(path: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def _digest(data: bytes) -> str:

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable, Dict, Optional
+from typing import Callable, Optional
 
 import pytest
 from hypothesis import HealthCheck
@@ -75,7 +75,7 @@ def run_hook(hook_venv: Path, root: Path, isolated_home: Path) -> RunHook:
     """Run a hook exactly as Claude Code does: its hooks.json command and args, JSON on stdin."""
 
     def run(
-        event: str, payload: object, env: Optional[Dict[str, str]] = None, raw: Optional[bytes] = None
+        event: str, payload: object, env: Optional[dict[str, str]] = None, raw: Optional[bytes] = None
     ) -> HookResult:
         full_env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(REPO), BLACKBOARD_VENV=str(hook_venv))
         full_env.update(env or {})

@@ -3,7 +3,7 @@
 import json
 import subprocess
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "claude-2.1.330"  # recorded from Claude Code by tests/fixtures/record.py
@@ -37,7 +37,7 @@ def make_git_project(
     return path
 
 
-def hook_argv(event: str) -> List[str]:
+def hook_argv(event: str) -> list[str]:
     """What hooks/hooks.json runs for a Claude Code event: ``command`` and ``args``, no shell.
 
     ``${CLAUDE_PLUGIN_ROOT}`` is replaced as Claude Code replaces it in the exec form.

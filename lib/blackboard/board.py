@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from collections.abc import Mapping
+from typing import Callable
 
 from . import entries, handoff, ledger, settings
 from .clock import now_iso
@@ -84,7 +86,7 @@ class Board:
 
         return self._change_task(task_id, drop)
 
-    def carried(self) -> List[Item]:
+    def carried(self) -> list[Item]:
         """Open work of earlier sessions (the project's latest handoff) that this board has not taken up."""
         latest = handoff.read_handoff(self.resolver.latest_handoff_path())
         if latest is None:
@@ -133,15 +135,15 @@ class Board:
         self._touch()
         return claimed
 
-    def entries(self, kind: str) -> Tuple[List[Entry], List[str]]:
+    def entries(self, kind: str) -> tuple[list[Entry], list[str]]:
         """All entries of a (small) board file, and the blocks that could not be read."""
         return entries.parse(read_text(self.path(kind)))
 
-    def recent_notes(self, limit: int) -> List[Entry]:
+    def recent_notes(self, limit: int) -> list[Entry]:
         """The last ``limit`` notes, read from the file's tail."""
         return entries.read_tail_entries(self.path("notes"), 256 * 1024)[0][-limit:]
 
-    def capacity_warning(self) -> Optional[str]:
+    def capacity_warning(self) -> str | None:
         """A warning when a board file has grown past what handoffs read whole."""
         for kind, name in BOARD_FILES.items():
             size = os.path.getsize(self.path(kind)) if os.path.exists(self.path(kind)) else 0
@@ -149,13 +151,13 @@ class Board:
                 return f"{name} is {size // (1024 * 1024)} MB; handoffs only read its tail"
         return None
 
-    def _append(self, kind: str, prefix: str, fields: Dict[str, str], text: str) -> str:
+    def _append(self, kind: str, prefix: str, fields: dict[str, str], text: str) -> str:
         check_value(text)
         entry_id = entries.append(self.path(kind), prefix, fields, text, entries.initial_text(kind, self.session_id))
         self._touch()
         return entry_id
 
-    def _update(self, kind: str, entry_id: str, change: Callable[[Entry], Optional[Entry]]) -> Entry:
+    def _update(self, kind: str, entry_id: str, change: Callable[[Entry], Entry | None]) -> Entry:
         try:
             result = entries.update(self.path(kind), entry_id, change)
         except entries.NoEntry:
@@ -175,10 +177,8 @@ class Board:
         meta = read_meta_or_none(path)
         if meta is None or time.time() - last_active(self.resolver, self.session_id) <= ACTIVITY_RESOLUTION_SECONDS:
             return
-        try:
+        with contextlib.suppress(BlackboardError, OSError):
             update_meta(path, lambda m: m.update({"last_activity": now_iso()}))
-        except (BlackboardError, OSError):
-            pass
 
 
 def _refuse_closed(task_id: str, task: Entry) -> None:
@@ -191,7 +191,7 @@ def _as_item(session_id: str, task: Entry) -> Item:
     return Item(board_key(session_id, task.fields, task.id), task.body)
 
 
-def _taken_up(tasks: List[Entry], key: str) -> Optional[str]:
+def _taken_up(tasks: list[Entry], key: str) -> str | None:
     """The id of the task taken up from ``key`` when another process did it first."""
     return next((task.id for task in tasks if task.fields.get("origin") == key), None)
 
@@ -212,7 +212,7 @@ def check_value(text: str) -> None:
         )
 
 
-def locate(environ: Mapping[str, str], cwd: str, explicit: Optional[str] = None) -> Board:
+def locate(environ: Mapping[str, str], cwd: str, explicit: str | None = None) -> Board:
     """The board a command means: ``--session``, the session env vars, else this project's latest."""
     resolver = PathResolver.for_cwd(cwd, environ)
     named = [(explicit, "--session")] + [(environ.get(name), name) for name in settings.SESSION_ID_VARS]

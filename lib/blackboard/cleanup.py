@@ -9,8 +9,9 @@ import os
 import shutil
 import stat
 import time
+from collections.abc import Generator, Iterable, Mapping
 from functools import partial
-from typing import Any, Callable, Dict, Generator, Iterable, List, Mapping, NamedTuple, Optional, Tuple, TypeVar
+from typing import Any, Callable, NamedTuple, Optional, TypeVar
 
 from .clock import age_seconds
 from .fsutil import resolves_inside
@@ -22,7 +23,7 @@ from .sync import record_removal
 
 WORKERS = 8  # threads: they overlap waits on the disk (see docs/adr/0015-cleanup-on-threads.md)
 CHUNK = 32  # jobs a thread takes at a time: a future for each job measured slower
-Fingerprint = Tuple[int, int, int, int]
+Fingerprint = tuple[int, int, int, int]
 SETTLED_NS = 2_000_000_000  # a FAT time stamp is 2 s coarse
 Job = TypeVar("Job")
 Result = TypeVar("Result")
@@ -44,7 +45,7 @@ def finished_at(meta: Mapping[str, Any]) -> str:
 
 def plan(
     resolvers: Iterable[PathResolver], older_than: float, keep: int, measure: bool = True
-) -> Tuple[List[Candidate], List[str]]:
+) -> tuple[list[Candidate], list[str]]:
     """What a cleanup would remove (with sizes when ``measure``), and one line per session it must skip.
 
     The sessions' metadata is read on several threads, which keeps the disk busy when the
@@ -52,12 +53,12 @@ def plan(
     """
     resolvers = list(resolvers)
     jobs = [(resolver, name) for resolver in resolvers for name in session_folders(resolver)]
-    found: Dict[int, List[Tuple[Optional[Fingerprint], SessionEntry]]] = {id(r): [] for r in resolvers}
+    found: dict[int, list[tuple[Optional[Fingerprint], SessionEntry]]] = {id(r): [] for r in resolvers}
     with contextlib.closing(_parallel(_read_session, jobs)) as results:
         for (resolver, _), result in zip(jobs, results):
             found[id(resolver)].append(result)
-    doomed: List[Candidate] = []
-    skipped: List[str] = []
+    doomed: list[Candidate] = []
+    skipped: list[str] = []
     for resolver in resolvers:
         seen = {entry.session_id: settled for settled, entry in found[id(resolver)] if settled is not None}
         listed = sorted((entry for _, entry in found[id(resolver)]), key=lambda e: e.session_id)
@@ -80,11 +81,11 @@ def plan(
     return doomed, skipped
 
 
-def _finished(listed: List[SessionEntry]) -> List[SessionEntry]:
+def _finished(listed: list[SessionEntry]) -> list[SessionEntry]:
     return [e for e in listed if e.meta is not None and e.meta.get("status") in FINISHED]
 
 
-def _read_session(job: Tuple[PathResolver, str]) -> Tuple[Optional[Fingerprint], SessionEntry]:
+def _read_session(job: tuple[PathResolver, str]) -> tuple[Optional[Fingerprint], SessionEntry]:
     """A session as the listing shows it, and its settled fingerprint taken just before the read."""
     resolver, name = job
     return settled_fingerprint(os.path.join(resolver.sessions_dir, name)), session_entry(resolver, name)
@@ -126,11 +127,11 @@ def tree_size(directory: str) -> int:
 
 
 class Removal(NamedTuple):
-    removed: List[Candidate]
-    problems: List[str]  # one line per session that could not be removed, or not put back whole
+    removed: list[Candidate]
+    problems: list[str]  # one line per session that could not be removed, or not put back whole
 
 
-def remove(candidates: List[Candidate], advance: Optional[Callable[[int], None]] = None) -> Removal:
+def remove(candidates: list[Candidate], advance: Optional[Callable[[int], None]] = None) -> Removal:
     """Delete the planned sessions and their archived handoffs.
 
     Each session goes whole through ``_remove_one`` on one of several threads, so renaming,
@@ -155,7 +156,7 @@ def remove(candidates: List[Candidate], advance: Optional[Callable[[int], None]]
     return Removal(removed, problems)
 
 
-def _parallel(function: Callable[[Job], Result], jobs: List[Job]) -> Generator[Result, None, None]:
+def _parallel(function: Callable[[Job], Result], jobs: list[Job]) -> Generator[Result, None, None]:
     """``function`` over ``jobs`` on up to ``WORKERS`` threads, ``CHUNK`` jobs at a time, the results in order.
 
     Ctrl+C raises KeyboardInterrupt in the main thread only, which runs no job: the batches not
@@ -172,11 +173,11 @@ def _parallel(function: Callable[[Job], Result], jobs: List[Job]) -> Generator[R
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _each(function: Callable[[Job], Result], batch: List[Job]) -> List[Result]:
+def _each(function: Callable[[Job], Result], batch: list[Job]) -> list[Result]:
     return [function(job) for job in batch]
 
 
-def _remove_one(job: Tuple[Candidate, bool, bool]) -> Tuple[Optional[int], Optional[str]]:
+def _remove_one(job: tuple[Candidate, bool, bool]) -> tuple[Optional[int], Optional[str]]:
     """Set one session aside, prune its handoff and delete it: (bytes freed or None when kept, a problem)."""
     candidate, sessions_ok, handoffs_ok = job
     if not sessions_ok:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import click
 
@@ -60,11 +61,11 @@ class _Command(click.Command):
     ``blackboard note "- fixed the flaky test" --json`` writes the note and prints JSON.
     """
 
-    def parse_args(self, ctx: click.Context, args: List[str]) -> List[str]:
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, _options_first(self, ctx, args))
 
 
-def _options_first(command: click.Command, ctx: click.Context, args: List[str]) -> List[str]:
+def _options_first(command: click.Command, ctx: click.Context, args: list[str]) -> list[str]:
     """``args`` with every option (and its value) first, then ``--`` and the words, in order."""
     import itertools
     import re
@@ -75,8 +76,8 @@ def _options_first(command: click.Command, ctx: click.Context, args: List[str]) 
         if isinstance(param, click.Option) and not param.is_flag
         for name in param.opts
     }
-    options: List[str] = []
-    words: List[str] = []
+    options: list[str] = []
+    words: list[str] = []
     rest = iter(args)
     for arg in rest:
         if arg == "--":
@@ -99,7 +100,7 @@ def _author() -> str:
     return settings.author(_options().get("author"))
 
 
-def _options() -> Dict[str, Any]:
+def _options() -> dict[str, Any]:
     """The global options, wherever on the command line they were given."""
     return click.get_current_context().find_root().ensure_object(dict)
 
@@ -108,7 +109,7 @@ def _here() -> PathResolver:
     return PathResolver.for_cwd(os.getcwd(), os.environ)
 
 
-def _resolvers(all_projects: bool) -> List[PathResolver]:
+def _resolvers(all_projects: bool) -> list[PathResolver]:
     from .registry import all_projects as every_project
 
     return every_project(settings.root()) if all_projects else [_here()]
@@ -126,11 +127,11 @@ def _emit(data: Any, text: str) -> None:
     click.echo(text)
 
 
-def _entry(entry: Entry) -> Dict[str, Any]:
+def _entry(entry: Entry) -> dict[str, Any]:
     return {"id": entry.id, **entry.fields, "text": entry.body}
 
 
-def _warn(problems: List[str], name: str) -> None:
+def _warn(problems: list[str], name: str) -> None:
     for problem in problems:
         click.echo(f"blackboard: warning: {name} {problem} (block skipped; fix it by hand)", err=True)
 
@@ -140,7 +141,7 @@ FILE = click.option(
 )
 
 
-def _text(words: Sequence[str], path: Optional[str]) -> str:
+def _text(words: Sequence[str], path: str | None) -> str:
     """The text of a note, task or value: the words, or ``--file`` (``-`` is stdin); never both."""
     if path is not None and words:
         raise click.UsageError("give the text or --file, not both")
@@ -207,7 +208,7 @@ cli.command_class = _Command
 @click.argument("text", nargs=-1)
 @FILE
 @GLOBAL
-def note(text: Sequence[str], path: Optional[str]) -> None:
+def note(text: Sequence[str], path: str | None) -> None:
     """Append a note (a decision, a finding) to session-notes.md. TEXT '-' reads stdin."""
     board = _board()
     note_id = board.note(_text(text, path), _author())
@@ -227,7 +228,7 @@ task.command_class = _Command
 @click.argument("text", nargs=-1)
 @FILE
 @GLOBAL
-def task_add(text: Sequence[str], path: Optional[str]) -> None:
+def task_add(text: Sequence[str], path: str | None) -> None:
     """Add an open task; prints its id. TEXT '-' reads stdin."""
     board = _board()
     task_id = board.add_task(_text(text, path), _author())
@@ -302,7 +303,7 @@ def _carried_line(item: Item) -> str:
 @click.option("--replace", is_flag=True, help="Overwrite an existing key.")
 @FILE
 @GLOBAL
-def post(key: str, value: Sequence[str], replace: bool, path: Optional[str]) -> None:
+def post(key: str, value: Sequence[str], replace: bool, path: str | None) -> None:
     """Post VALUE under KEY in shared-context.md for other agents. VALUE '-' reads stdin."""
     board = _board()
     board.post(key, _text(value, path), _author(), replace)
@@ -347,7 +348,7 @@ def _first_line(text: str, width: int = 60) -> str:
 @click.option("--all-projects", is_flag=True, help="Every project under the root, not just this one.")
 @click.option("--status", type=click.Choice(STATUSES), help="Only sessions in this state.")
 @GLOBAL
-def sessions(all_projects: bool, status: Optional[str]) -> None:
+def sessions(all_projects: bool, status: str | None) -> None:
     """List sessions, newest first."""
     from .registry import list_sessions
 
@@ -365,8 +366,8 @@ def sessions(all_projects: bool, status: Optional[str]) -> None:
             click.echo(f"blackboard: warning: {row['error']}", err=True)
 
 
-def _session_row(resolver: PathResolver, entry: SessionEntry) -> Dict[str, Any]:
-    meta: Dict[str, Any] = dict(entry.meta or {})
+def _session_row(resolver: PathResolver, entry: SessionEntry) -> dict[str, Any]:
+    meta: dict[str, Any] = dict(entry.meta or {})
     return {
         "session_id": entry.session_id,
         "status": meta.get("status"),
@@ -385,7 +386,7 @@ def _session_row(resolver: PathResolver, entry: SessionEntry) -> Dict[str, Any]:
 @cli.command()
 @click.argument("session_id", required=False)
 @GLOBAL
-def show(session_id: Optional[str]) -> None:
+def show(session_id: str | None) -> None:
     """Show one session's board (default: the current session)."""
     from . import render
 
@@ -418,7 +419,7 @@ def show(session_id: Optional[str]) -> None:
 @cli.command("handoff")
 @click.argument("session_id", required=False)
 @GLOBAL
-def handoff_command(session_id: Optional[str]) -> None:
+def handoff_command(session_id: str | None) -> None:
     """Print this project's latest handoff, or the one a given session left."""
     from . import handoff
     from .fsutil import read_text
@@ -483,7 +484,7 @@ def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: 
         removed, problems = _remove_with_progress(retention, doomed)
         skipped += problems
     freed = sum(c.size for c in removed)
-    rows: List[Dict[str, Any]] = [
+    rows: list[dict[str, Any]] = [
         {
             "session_id": c.session_id,
             "org": c.resolver.project.org,
@@ -506,7 +507,7 @@ def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: 
         click.echo(f"blackboard: warning: skipped {line}", err=True)
 
 
-def _remove_with_progress(retention: Any, doomed: List[Any]) -> Any:
+def _remove_with_progress(retention: Any, doomed: list[Any]) -> Any:
     if len(doomed) < 200:
         return retention.remove(doomed)
     bar: Any
@@ -545,7 +546,7 @@ def sync(ctx: click.Context) -> None:
 @click.option("--remote", metavar="URL", help="The git remote to sync through (default: the project's origin).")
 @click.option("--yes", is_flag=True, help="Do not ask before turning sync on.")
 @GLOBAL
-def sync_enable(remote: Optional[str], yes: bool) -> None:
+def sync_enable(remote: str | None, yes: bool) -> None:
     """Turn sync on for this project: sessions travel through a ref of its git remote."""
     from . import sync as syncing
 
@@ -617,7 +618,7 @@ def where() -> None:
     """Show the paths blackboard resolves, and why."""
     resolver = _here()
     root_from = settings.root_source() or "the default"
-    data: Dict[str, Any] = {
+    data: dict[str, Any] = {
         "root": resolver.root,
         "root_from": root_from,
         "org": resolver.project.org,
@@ -647,14 +648,14 @@ def _capacity(board: Board) -> None:
         click.echo(f"blackboard: warning: {warning}", err=True)
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit with its status (see the module docstring)."""
     sys.exit(run(argv))
 
 
-def run(argv: Optional[List[str]] = None) -> int:
+def run(argv: list[str] | None = None) -> int:
     """The CLI's exit status for ``argv``; every failure ends as one line on stderr."""
-    obj: Dict[str, Any] = {}
+    obj: dict[str, Any] = {}
     try:
         result = cli.main(args=argv, prog_name="blackboard", standalone_mode=False, obj=obj)
     except click.exceptions.Abort as exc:  # Ctrl+C (click turns it into Abort), or "no" to a question
@@ -682,7 +683,7 @@ def run(argv: Optional[List[str]] = None) -> int:
     return result if isinstance(result, int) else 0
 
 
-def _fail(message: str, status: int, obj: Dict[str, Any]) -> int:
+def _fail(message: str, status: int, obj: dict[str, Any]) -> int:
     if obj.get("debug"):
         import traceback
 

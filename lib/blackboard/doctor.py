@@ -6,11 +6,13 @@ a session stuck ``active`` is marked abandoned the way SessionStart would.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
 import time
-from typing import Iterator, List, Mapping, NamedTuple, Tuple
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
 
 from . import environment, handoff, recovery, render, settings
 from .clock import compact_now, format_utc, now_iso
@@ -42,7 +44,7 @@ class Finding(NamedTuple):
     fixed: bool = False
 
 
-def examine(root: str, environ: Mapping[str, str], repair: bool) -> List[Finding]:
+def examine(root: str, environ: Mapping[str, str], repair: bool) -> list[Finding]:
     """Every problem found, fixed where ``repair`` and the fix is safe."""
     findings = list(_check_root(root))
     if os.path.isdir(root):
@@ -68,7 +70,7 @@ def _check_root(root: str) -> Iterator[Finding]:
             yield Finding(problem, "set BLACKBOARD_ROOT to a directory you can write")
 
 
-def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: bool) -> List[Finding]:
+def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: bool) -> list[Finding]:
     findings = []
     for name in strays(resolver):
         problem = f"{os.path.join(resolver.sessions_dir, name)} is not a session (a file, a link or an odd name)"
@@ -105,7 +107,7 @@ def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: 
     return findings
 
 
-def _check_set_aside(resolver: PathResolver, entry: SessionEntry) -> List[Finding]:
+def _check_set_aside(resolver: PathResolver, entry: SessionEntry) -> list[Finding]:
     """A board a cleanup renamed aside: to finish removing, or (resumed meanwhile) to put back by hand."""
     status = (entry.meta or {}).get("status")
     if status in FINISHED:
@@ -118,7 +120,7 @@ def _check_set_aside(resolver: PathResolver, entry: SessionEntry) -> List[Findin
     return [Finding(problem, f"compare it with {home} and keep the board you want under that name")]
 
 
-def _links_in(directory: str) -> List[str]:
+def _links_in(directory: str) -> list[str]:
     """The names in a session's folder that are symbolic links."""
     try:
         return sorted(e.name for e in os.scandir(directory) if e.is_symlink())
@@ -160,7 +162,7 @@ def _rebuild_meta(resolver: PathResolver, session_id: str) -> bool:
     return True
 
 
-def _check_handoffs(resolver: PathResolver, repair: bool) -> List[Finding]:
+def _check_handoffs(resolver: PathResolver, repair: bool) -> list[Finding]:
     findings = []
     directory = resolver.get_handoff_dir()
     names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
@@ -190,11 +192,11 @@ def _publish(resolver: PathResolver, session_id: str) -> bool:
         return False
 
 
-def _check_leftovers(root: str, repair: bool) -> List[Finding]:
+def _check_leftovers(root: str, repair: bool) -> list[Finding]:
     """Temporary files of writers that crashed, and locks held for a long time."""
     findings = []
     now = time.time()
-    loose: List[Tuple[str, int]] = []  # folders and files other users can read or write, with their modes
+    loose: list[tuple[str, int]] = []  # folders and files other users can read or write, with their modes
     for dirpath, dirnames, filenames in os.walk(root):
         if os.path.basename(dirpath) == "_strays":  # what doctor --fix set aside: named once, kept as it is
             dirnames[:] = []
@@ -247,7 +249,7 @@ def _folder_mode(path: str) -> int:
     return stat.S_IMODE(info.st_mode) if stat.S_ISDIR(info.st_mode) else 0
 
 
-def _tighten(paths: List[str]) -> bool:
+def _tighten(paths: list[str]) -> bool:
     """Make each file ``PRIVATE_FILE`` and each folder ``PRIVATE_DIR``, never through a link."""
     tightened = True
     for path in paths:
@@ -263,14 +265,12 @@ def _tighten(paths: List[str]) -> bool:
 
 
 def _remove(path: str) -> bool:
-    try:
+    with contextlib.suppress(FileNotFoundError):  # gone meanwhile: what the fix wanted
         os.unlink(path)
-    except FileNotFoundError:
-        pass  # gone meanwhile: what the fix wanted
     return True
 
 
-def _check_venv() -> List[Finding]:
+def _check_venv() -> list[Finding]:
     venv = environment.current_venv()
     if venv and environment.ready(venv):
         return []

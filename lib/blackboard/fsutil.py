@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import stat
@@ -50,10 +51,8 @@ def atomic_write(path: str, data: str | bytes, durable: bool = True) -> None:
                 os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temp)
-        except OSError:
-            pass
         raise
 
 
@@ -134,10 +133,8 @@ def _flock(lock_path: str, timeout: float) -> Callable[[], object]:
 
 def _stamp(fd: int) -> None:
     """Set a lock file's modification time to now; a file system that refuses only costs ``held_for`` its answer."""
-    try:
+    with contextlib.suppress(OSError):
         os.utime(fd)
-    except OSError:
-        pass
 
 
 def held_for(lock_path: str) -> float:

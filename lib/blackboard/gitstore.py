@@ -8,6 +8,7 @@ command has a deadline (docs/adr/0019-sync-through-git.md).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -185,10 +186,8 @@ class Store:
         """
         self.run(["update-ref", ref, commit] if commit else ["update-ref", "-d", ref])
         for name in ("FETCH_HEAD",):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(self.git_dir, name))
-            except FileNotFoundError:
-                pass
         self.remove_partial_packs()
         self.run(["repack", "-a", "-d", "-q"])
         self.run(["prune", "--expire=now"])
@@ -198,10 +197,8 @@ class Store:
         pack_dir = os.path.join(self.git_dir, "objects", "pack")
         for name in _names(pack_dir):
             if name.startswith("tmp_"):
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(os.path.join(pack_dir, name))
-                except OSError:
-                    pass
 
     def partial_pack_bytes(self) -> int:
         """The bytes a fetch under way has written so far (its ``objects/pack/tmp_pack_*``)."""
@@ -209,10 +206,8 @@ class Store:
         total = 0
         for name in _names(pack_dir):
             if name.startswith("tmp_"):
-                try:
+                with contextlib.suppress(OSError):
                     total += os.lstat(os.path.join(pack_dir, name)).st_size
-                except OSError:
-                    pass
         return total
 
     def diff(self, old: str, new: str, deadline: float | None = None) -> list[tuple[str, Entry]]:

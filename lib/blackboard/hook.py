@@ -6,6 +6,7 @@ runs on every session start and Stop after every turn (their budgets are in benc
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -334,8 +335,6 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(output + "\n")
             sys.stdout.flush()
     except BaseException:  # noqa: BLE001 - a hook must never break the session, whatever happened
-        try:
+        with contextlib.suppress(BaseException):  # nothing is left to tell
             log_failure(event, os.environ)
-        except BaseException:  # noqa: BLE001 - nothing is left to tell
-            pass
     return 0

@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from typing import Any, TypedDict
 
     class Meta(TypedDict, total=False):
-        """The shape of ``_meta.json`` (SPEC §3). Fields this version does not know are kept on rewrite."""
+        """The shape of ``_meta.json`` (docs/adr/0001-session-scoped-layout.md).
+
+        Fields this version does not know are kept on rewrite.
+        """
 
         schema_version: int
         session_id: str

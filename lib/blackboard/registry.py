@@ -6,6 +6,7 @@ sessions without reading every session's metadata, so its cost does not grow wit
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Container
 
@@ -199,10 +200,8 @@ def last_active(resolver: PathResolver, session_id: str) -> float:
     """
     times = []
     for path in (resolver.meta_path(session_id), resolver.handoff_path(session_id)):
-        try:
+        with contextlib.suppress(OSError):
             times.append(os.stat(path).st_mtime)
-        except OSError:
-            pass
     return max(times, default=0.0)
 
 

@@ -3,8 +3,9 @@
 import os
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Optional
 
 import pytest
 from model_server import ModelServer
@@ -23,9 +24,9 @@ class ClaudeRunner:
         self.home = home
         self.hook_venv = hook_venv
         self.node = node
-        self.durations: List[float] = []
+        self.durations: list[float] = []
 
-    def env(self, model: ModelServer, extra_env: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+    def env(self, model: ModelServer, extra_env: Optional[dict[str, str]] = None) -> dict[str, str]:
         env = dict(os.environ)  # already cleaned by the autouse isolated_home fixture
         env.update(
             HOME=str(self.home),
@@ -43,7 +44,7 @@ class ClaudeRunner:
         args: Sequence[str],
         cwd: Path,
         model: ModelServer,
-        extra_env: Optional[Dict[str, str]] = None,
+        extra_env: Optional[dict[str, str]] = None,
         timeout: float = CLAUDE_TIMEOUT,
     ) -> "subprocess.CompletedProcess[str]":
         command = [self.binary, *args, "--plugin-dir", str(REPO)]

@@ -1,8 +1,8 @@
 """Fixtures for end-to-end tests: the pinned Claude Code CLI talking to a scripted local model."""
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from claude_cli import ClaudeRunner

@@ -11,15 +11,16 @@ sensible answer without touching the script. Every request is recorded for the t
 import itertools
 import json
 import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Optional
 
 FALLBACK_TEXT = "Nothing more to do."
 SIDE_TEXT = "Scripted session"
 REQUEST_TIMEOUT = 30.0  # seconds a connection may sit idle before the handler gives up on it
 
-Json = Dict[str, Any]
+Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -59,19 +60,19 @@ class Request:
 
     method: str
     path: str
-    headers: Dict[str, str]
+    headers: dict[str, str]
     body: Optional[Json]
     main: bool = False  # part of the scripted main conversation
 
     @property
-    def messages(self) -> List[Json]:
+    def messages(self) -> list[Json]:
         return list((self.body or {}).get("messages") or [])
 
     @property
-    def tool_names(self) -> List[str]:
+    def tool_names(self) -> list[str]:
         return [t.get("name", "") for t in (self.body or {}).get("tools") or []]
 
-    def texts(self) -> List[str]:
+    def texts(self) -> list[str]:
         """Every piece of text in the request: system prompt, messages, tool results."""
         body = self.body or {}
         return list(texts_of(body.get("system"))) + list(texts_of(self.messages))
@@ -86,7 +87,7 @@ class Request:
                 return message
         return None
 
-    def tool_results(self) -> List[Json]:
+    def tool_results(self) -> list[Json]:
         """The ``tool_result`` blocks of the last user message, each with its content flattened to ``text``."""
         message = self.last_user_message() or {}
         content = message.get("content")
@@ -129,10 +130,10 @@ def is_main_conversation(body: Json) -> bool:
 class ModelServer:
     """Start with ``start()`` (or as a context manager); ``url`` goes into ANTHROPIC_BASE_URL."""
 
-    script: List[Reply] = field(default_factory=list)
+    script: list[Reply] = field(default_factory=list)
     fallback: str = FALLBACK_TEXT
     is_main: Callable[[Json], bool] = is_main_conversation
-    requests: List[Request] = field(default_factory=list)
+    requests: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -182,12 +183,12 @@ class ModelServer:
             self.script.extend(replies)
 
     @property
-    def main_requests(self) -> List[Request]:
+    def main_requests(self) -> list[Request]:
         with self._lock:
             return [r for r in self.requests if r.main]
 
     @property
-    def side_requests(self) -> List[Request]:
+    def side_requests(self) -> list[Request]:
         with self._lock:
             return [r for r in self.requests if not r.main]
 
@@ -195,9 +196,9 @@ class ModelServer:
         """All text of all main-conversation requests (what the model was shown)."""
         return "\n".join(r.all_text() for r in self.main_requests)
 
-    def tool_results(self) -> List[Json]:
+    def tool_results(self) -> list[Json]:
         """Every tool_result the model received, in order (each with its content flattened to ``text``)."""
-        seen: Dict[str, Json] = {}
+        seen: dict[str, Json] = {}
         for request in self.main_requests:
             for message in request.messages:
                 content = message.get("content")
@@ -235,7 +236,7 @@ class ModelServer:
 
     def message(self, reply: Reply, model: str) -> Json:
         """The non-streaming /v1/messages response body for a reply."""
-        content: List[Json] = []
+        content: list[Json] = []
         if reply.text:
             content.append({"type": "text", "text": reply.text})
         for call in reply.tool_calls:

@@ -8,7 +8,7 @@ facts say so in their messages, so a new Claude Code version that changes them f
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
 from claude_cli import ClaudeRunner
@@ -36,7 +36,7 @@ def _sessions(root: Path, project: str = "widget") -> Path:
     return root / "acme" / project / ".blackboard" / "sessions"
 
 
-def _meta(root: Path, session_id: str) -> Dict[str, Any]:
+def _meta(root: Path, session_id: str) -> dict[str, Any]:
     return json.loads((_sessions(root) / session_id / "_meta.json").read_text())
 
 
@@ -47,7 +47,7 @@ def _after_last_user_message(request: Request) -> str:
     return "\n".join(texts_of(messages[last + 1 :]))
 
 
-def _blackboard_contexts(text_: str) -> List[str]:
+def _blackboard_contexts(text_: str) -> list[str]:
     """Each piece of context the plugin injected, from its ``[blackboard]`` header to the next one."""
     return text_.split("[blackboard]")[1:]
 

@@ -3,7 +3,8 @@
 import json
 import urllib.error
 import urllib.request
-from typing import Any, Dict, Iterator, List, Optional
+from collections.abc import Iterator
+from typing import Any, Optional
 
 import pytest
 from model_server import FALLBACK_TEXT, SIDE_TEXT, ModelServer, bash, text
@@ -11,7 +12,7 @@ from model_server import FALLBACK_TEXT, SIDE_TEXT, ModelServer, bash, text
 MAIN_TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
 
 
-def call(server: ModelServer, path: str, body: Optional[Dict[str, Any]] = None, method: str = "POST") -> Any:
+def call(server: ModelServer, path: str, body: Optional[dict[str, Any]] = None, method: str = "POST") -> Any:
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(server.url + path, data=data, method=method)
     request.add_header("Content-Type", "application/json")
@@ -22,7 +23,7 @@ def call(server: ModelServer, path: str, body: Optional[Dict[str, Any]] = None, 
         return json.loads(raw) if raw else None
 
 
-def conversation(stream: bool, tools: Optional[List[Dict[str, Any]]] = None) -> Dict[str, Any]:
+def conversation(stream: bool, tools: Optional[list[dict[str, Any]]] = None) -> dict[str, Any]:
     return {
         "model": "claude-opus-5-5",
         "max_tokens": 100,

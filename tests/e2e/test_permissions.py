@@ -7,7 +7,6 @@ else is left to Claude Code, which in `-p` runs refuses what would need a person
 import json
 import re
 from pathlib import Path
-from typing import List
 
 import pytest
 from claude_cli import ClaudeRunner
@@ -21,7 +20,7 @@ SKILL = (REPO / "skills" / "blackboard" / "SKILL.md").read_text()
 SKILL_FORMS = re.findall(r"`(blackboard [^`]*)`", SKILL)
 
 
-def _outputs(model: ModelServer) -> List[str]:
+def _outputs(model: ModelServer) -> list[str]:
     return [result["text"] for result in model.tool_results()]
 
 
@@ -80,7 +79,7 @@ def test_a_subagent_runs_every_form_without_approval(
     assert "- author: parser-writer" in (board / "session-notes.md").read_text()
 
 
-def _smuggling_forms(sentinels: Path) -> List[str]:
+def _smuggling_forms(sentinels: Path) -> list[str]:
     """Commands that would create a sentinel file if Claude Code ran them."""
     s = str(sentinels)
     return [

@@ -12,7 +12,6 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import Dict, List
 
 import pytest
 from claude_cli import ClaudeRunner
@@ -54,14 +53,14 @@ class Machine:
         assert proc.returncode == 0, f"{self.name}: blackboard {' '.join(args)}\n{proc.stdout}\n{proc.stderr}"
         return proc
 
-    def claude(self, run_claude: ClaudeRunner, model: ModelServer, prompt: str) -> List[Request]:
+    def claude(self, run_claude: ClaudeRunner, model: ModelServer, prompt: str) -> list[Request]:
         """One whole `claude -p` session in the clone; returns the main-loop requests the model received."""
         first = len(model.main_requests)
         result = run_claude(["-p", prompt], cwd=self.clone, model=model, extra_env=self.claude_env)
         assert result.returncode == 0, f"{self.name}:\n{result.stdout}\n{result.stderr}\n{model.summary()}"
         return model.main_requests[first:]
 
-    def sessions(self) -> List[str]:
+    def sessions(self) -> list[str]:
         return sorted(p.name for p in self.root.glob("*/*/.blackboard/sessions/*"))
 
 
@@ -77,7 +76,7 @@ def remote(tmp_path: Path) -> Path:
     return bare
 
 
-def _remote_tree(remote: Path) -> List[str]:
+def _remote_tree(remote: Path) -> list[str]:
     """Every file under the remote's ``refs/blackboard/`` refs."""
     refs = _git("--git-dir", str(remote), "for-each-ref", "--format=%(refname)", "refs/blackboard/", cwd=remote)
     return sorted(
@@ -94,7 +93,7 @@ def _session_id(request: Request) -> str:
 def test_a_note_from_alphas_session_is_the_context_of_betas_next_session(
     run_claude: ClaudeRunner, model: ModelServer, remote: Path, hook_venv: Path, tmp_path: Path
 ) -> None:
-    machines: Dict[str, Machine] = {n: Machine(tmp_path / "machines", n, remote, hook_venv) for n in ("alpha", "beta")}
+    machines: dict[str, Machine] = {n: Machine(tmp_path / "machines", n, remote, hook_venv) for n in ("alpha", "beta")}
     alpha, beta = machines["alpha"], machines["beta"]
     for machine in (alpha, beta):
         machine.cli("sync", "enable", "--yes")

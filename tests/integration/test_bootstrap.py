@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Optional
 
 import pytest
 
@@ -36,7 +36,7 @@ def _path_without_uv(tmp_path: Path) -> str:
 
 
 def _start(plugin: Path, data: Path, project: Path, path: str, session_id: str = "s1") -> subprocess.CompletedProcess:
-    env: Dict[str, str] = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(plugin), CLAUDE_PLUGIN_DATA=str(data), PATH=path)
+    env: dict[str, str] = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(plugin), CLAUDE_PLUGIN_DATA=str(data), PATH=path)
     env.pop("BLACKBOARD_VENV", None)
     return subprocess.run(
         [str(plugin / "hooks" / "run"), "session-start"],

@@ -7,7 +7,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List
 
 import pytest
 
@@ -28,7 +27,7 @@ def env(hook_venv: Path, resolver: PathResolver) -> dict:
     return dict(os.environ, BLACKBOARD_VENV=str(hook_venv), BLACKBOARD_SESSION_ID="s1")
 
 
-def _at_once(commands: List[List[str]], env: dict, cwd: Path) -> List[subprocess.CompletedProcess]:
+def _at_once(commands: list[list[str]], env: dict, cwd: Path) -> list[subprocess.CompletedProcess]:
     start = time.time() + 1.5
     procs = [
         subprocess.Popen(
@@ -97,7 +96,7 @@ def test_launcher_through_a_symlink(env: dict, project: Path, tmp_path: Path) ->
         pytest.param(["task", "claim"], 2, id="usage-error"),
     ],
 )
-def test_launcher_errors_are_one_line(env: dict, project: Path, args: List[str], status: int) -> None:
+def test_launcher_errors_are_one_line(env: dict, project: Path, args: list[str], status: int) -> None:
     result = subprocess.run([LAUNCHER, *args], env=env, cwd=project, capture_output=True, text=True)
     assert result.returncode == status
     assert result.stdout == ""

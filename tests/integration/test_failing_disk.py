@@ -6,8 +6,8 @@ The full-disk cases run on a tmpfs of a few hundred KiB; where mounting is not a
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

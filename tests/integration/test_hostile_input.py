@@ -13,7 +13,7 @@ import stat
 import subprocess
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Optional
 
 import pytest
 
@@ -28,9 +28,9 @@ def _board(root: Path) -> Path:
     return root.joinpath(*BOARD)
 
 
-def _tree(base: Path, skip: Optional[Path] = None) -> Dict[str, Tuple[int, Optional[bytes]]]:
+def _tree(base: Path, skip: Optional[Path] = None) -> dict[str, tuple[int, Optional[bytes]]]:
     """Every path under ``base`` (symlinks not followed) with its type and, for files, its bytes."""
-    found: Dict[str, Tuple[int, Optional[bytes]]] = {}
+    found: dict[str, tuple[int, Optional[bytes]]] = {}
     for dirpath, dirnames, filenames in os.walk(base):
         if skip is not None:
             dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) != str(skip)]
@@ -44,7 +44,7 @@ def _tree(base: Path, skip: Optional[Path] = None) -> Dict[str, Tuple[int, Optio
     return found
 
 
-def _sessions(root: Path) -> Set[Tuple[str, str]]:
+def _sessions(root: Path) -> set[tuple[str, str]]:
     """``(org/project, session id)`` of every session under the root."""
     return {(f"{m.parts[-6]}/{m.parts[-5]}", m.parts[-2]) for m in root.glob("*/*/.blackboard/sessions/*/_meta.json")}
 
@@ -84,7 +84,7 @@ def blackboard(hook_venv: Path, project: Path):
     """Run ``bin/blackboard ARGS`` in the project with the hooks' environment."""
 
     def run(
-        *args: str, env: Optional[Dict[str, str]] = None, stdin: bytes = b""
+        *args: str, env: Optional[dict[str, str]] = None, stdin: bytes = b""
     ) -> "subprocess.CompletedProcess[bytes]":
         full_env = dict(os.environ, BLACKBOARD_VENV=str(hook_venv))
         full_env.update(env or {})
@@ -323,7 +323,7 @@ def test_a_broken_root_costs_each_hook_one_line_and_writes_nothing(
     ],
 )
 @pytest.mark.parametrize("kind", ROOT_BREAKAGES)
-def test_a_broken_root_is_one_clear_cli_error(blackboard, tmp_path: Path, kind: str, command: List[str]) -> None:
+def test_a_broken_root_is_one_clear_cli_error(blackboard, tmp_path: Path, kind: str, command: list[str]) -> None:
     broken = _broken_root(kind, tmp_path)
     before = _tree(tmp_path)
     result = blackboard(*command, env={"BLACKBOARD_ROOT": broken})
@@ -542,7 +542,7 @@ LEGACY_SETS = [
 ]
 
 
-def _write_legacy(directory: Path, files: Dict[bytes, bytes]) -> None:
+def _write_legacy(directory: Path, files: dict[bytes, bytes]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         (directory / os.fsdecode(name)).write_bytes(data)
@@ -550,7 +550,7 @@ def _write_legacy(directory: Path, files: Dict[bytes, bytes]) -> None:
 
 @pytest.mark.parametrize(("files", "seeds_a_handoff"), LEGACY_SETS)
 def test_legacy_files_of_any_bytes_migrate_whole_and_the_session_starts(
-    run_hook, blackboard, in_project: Path, root: Path, files: Dict[bytes, bytes], seeds_a_handoff: bool
+    run_hook, blackboard, in_project: Path, root: Path, files: dict[bytes, bytes], seeds_a_handoff: bool
 ) -> None:
     sources = [_board(root), root / ".blackboard"]  # the project's old flat board and the old global one
     for source in sources:

@@ -4,7 +4,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Optional
 
 import pytest
 
@@ -17,7 +17,7 @@ LAUNCHER = str(REPO / "bin" / "blackboard")
 def bb(hook_venv: Path, project: Path):
     """``bb(session, *args)``: the `blackboard` command as an agent of that session runs it."""
 
-    def run(session_id: str, *args: str, env: Optional[Dict[str, str]] = None) -> str:
+    def run(session_id: str, *args: str, env: Optional[dict[str, str]] = None) -> str:
         full = dict(os.environ, BLACKBOARD_VENV=str(hook_venv), BLACKBOARD_SESSION_ID=session_id, **(env or {}))
         result = subprocess.run([LAUNCHER, *args], env=full, cwd=project, capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, result.stderr

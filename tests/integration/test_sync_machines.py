@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Optional
 
 import pytest
 
@@ -63,7 +63,7 @@ class Machine:
 
     clock_offset = 0.0  # seconds this machine's clock is off by, for its hooks and commands
 
-    def _skewed(self, script: str, *args: str) -> List[str]:
+    def _skewed(self, script: str, *args: str) -> list[str]:
         """Run ``script`` with the plugin's Python, its clock ``clock_offset`` seconds off."""
         python = str(Path(self.env["BLACKBOARD_VENV"]) / "bin" / "python")
         return [python, "-I", "-S", "-c", SKEWED_CLOCK, str(self.clock_offset), script, *args]
@@ -97,16 +97,16 @@ class Machine:
         (project,) = [p for p in self.root.glob("*/*/.blackboard") if (p / "sessions").is_dir()]
         return project
 
-    def sessions(self) -> List[str]:
+    def sessions(self) -> list[str]:
         return sorted(p.name for p in (self.board() / "sessions").iterdir())
 
-    def status(self) -> Dict[str, object]:
+    def status(self) -> dict[str, object]:
         return json.loads(self.cli("sync", "status", "--json").stdout)
 
 
 @pytest.fixture
 def machines(tmp_path: Path, remote: Path, hook_venv: Path):
-    def make(count: int, url: Optional[str] = None, enable: bool = True) -> List[Machine]:
+    def make(count: int, url: Optional[str] = None, enable: bool = True) -> list[Machine]:
         made = [Machine(tmp_path, f"host{i}", url or f"file://{remote}", hook_venv) for i in range(count)]
         for machine in made:
             if enable:
@@ -116,7 +116,7 @@ def machines(tmp_path: Path, remote: Path, hook_venv: Path):
     return make
 
 
-def _remote_tree(remote: Path) -> List[str]:
+def _remote_tree(remote: Path) -> list[str]:
     refs = _git("--git-dir", str(remote), "for-each-ref", "--format=%(refname)", "refs/blackboard/").split()
     return sorted(_git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", refs[0]).split()) if refs else []
 
@@ -263,7 +263,7 @@ def test_two_machines_writing_one_session_id_is_a_reported_conflict(machines) ->
 def test_the_users_repository_is_left_untouched(machines) -> None:
     alpha, beta = machines(2)
 
-    def snapshot(machine: Machine) -> Dict[str, str]:
+    def snapshot(machine: Machine) -> dict[str, str]:
         git_dir = machine.clone / ".git"
         return {
             "refs": _git("for-each-ref", cwd=machine.clone),
@@ -283,7 +283,7 @@ def test_the_users_repository_is_left_untouched(machines) -> None:
     assert {m.name: snapshot(m) for m in (alpha, beta)} == before
 
 
-def _secrets() -> List[str]:
+def _secrets() -> list[str]:
     spec = importlib.util.spec_from_file_location("corpus", REPO / "tests" / "unit" / "test_redact.py")
     assert spec is not None and spec.loader is not None
     corpus = importlib.util.module_from_spec(spec)
@@ -338,7 +338,7 @@ def hanging_server():
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(16)
-    held: List[socket.socket] = []
+    held: list[socket.socket] = []
     stop = threading.Event()
 
     def accept() -> None:
@@ -437,7 +437,7 @@ class TreeBuilder:
         )
         return proc.stdout.decode().strip()
 
-    def tree(self, entries: List[tuple]) -> str:
+    def tree(self, entries: list[tuple]) -> str:
         """``entries``: (mode, kind, sha, name); names may be anything mktree takes, ``..`` included."""
         text = "".join(f"{mode} {kind} {sha}\t{name}\n" for mode, kind, sha, name in entries)
         return _git_in(self.git_dir, "mktree", stdin=text).strip()
@@ -649,7 +649,7 @@ def test_nothing_of_a_local_remote_is_run_here(machines, remote: Path, tmp_path:
     assert sorted(p.name for p in ran.iterdir()) == []
 
 
-def _rounds_of(machine: Machine) -> List[int]:
+def _rounds_of(machine: Machine) -> list[int]:
     """The background sync rounds running for ``machine`` (by their command line and root)."""
     mine = f"BLACKBOARD_ROOT={machine.root}".encode()
     found = []

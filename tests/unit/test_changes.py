@@ -328,8 +328,12 @@ def test_the_repositorys_hooks_never_run(
         (folder / name).chmod(0o755)
     if where == "core-hookspath":
         git(project, git_env, "config", "core.hooksPath", str(folder))
-    dirty(project, "A")
-    git(project, git_env, "status", "--porcelain")
+    for attempt in range(5):  # git writes the index back only when a refresh changed it: give it changes to see
+        dirty(project, "AFGHI"[attempt])
+        git(project, git_env, "status", "--porcelain")
+        if marker.exists():
+            break
+        time.sleep(1.1)  # past the file system's timestamp granularity, so the next change shows
     assert marker.exists()  # armed: a plain git status that refreshes the index runs post-index-change
     marker.unlink()
     dirty(project, "B")

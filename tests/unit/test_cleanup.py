@@ -4,7 +4,7 @@ import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable, List
+from typing import Callable
 
 import pytest
 
@@ -91,7 +91,7 @@ def test_each_result_goes_to_its_own_session_across_many_batches(resolver: PathR
     resumed = [f"s{i:03d}" for i in range(0, 100, 7)]
     for session_id in resumed:
         session.start(resolver, session_id, "resume", {})
-    steps: List[int] = []
+    steps: list[int] = []
     removed, problems = cleanup.remove(doomed, steps.append)
     assert problems == []
     assert [(c.session_id, c.size) for c in removed] == [
@@ -201,7 +201,7 @@ def test_a_session_resumed_just_before_it_is_moved_aside_is_put_back_whole(
 ) -> None:
     _session(resolver, "s1", "ended", 40)
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
-    resumed: List[dict] = []
+    resumed: list[dict] = []
 
     def resume(board: str) -> None:
         session.start(resolver, "s1", "resume", {})
@@ -221,7 +221,7 @@ def test_a_board_that_cannot_be_put_back_is_kept_aside_whole_and_reported(
 ) -> None:
     _session(resolver, "s1", "ended", 40)
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
-    resumed: List[dict] = []
+    resumed: list[dict] = []
 
     def resume(board: str) -> None:
         session.start(resolver, "s1", "resume", {})

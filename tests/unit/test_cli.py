@@ -2,7 +2,6 @@
 
 import json
 from pathlib import Path
-from typing import List
 
 import pytest
 
@@ -228,7 +227,7 @@ def test_a_session_of_another_project_is_found_by_id(bb, root: Path, tmp_path: P
         )
     ],
 )
-def test_errors_are_one_line_with_exit_one(bb, args: List[str], words: List[str]) -> None:
+def test_errors_are_one_line_with_exit_one(bb, args: list[str], words: list[str]) -> None:
     fails(bb(*args), *words)
 
 
@@ -240,7 +239,7 @@ def test_errors_are_one_line_with_exit_one(bb, args: List[str], words: List[str]
         pytest.param(["sessions", "--status", "weird"], ["Invalid value"], id="bad-choice"),
     ],
 )
-def test_usage_errors_are_one_line_with_exit_two(bb, args: List[str], words: List[str]) -> None:
+def test_usage_errors_are_one_line_with_exit_two(bb, args: list[str], words: list[str]) -> None:
     fails(bb(*args), *words, status=2)
 
 
@@ -305,7 +304,7 @@ def test_debug_prints_the_traceback_of_a_bug(bb, monkeypatch) -> None:
         pytest.param(["--json", "note", "--author=w1", "hello"], id="equals-form"),
     ],
 )
-def test_global_options_go_before_or_after_the_command(bb, resolver: PathResolver, args: List[str]) -> None:
+def test_global_options_go_before_or_after_the_command(bb, resolver: PathResolver, args: list[str]) -> None:
     assert json.loads(ok(bb(*args))) == {"id": "n1", "session_id": "s1"}
     notes = (Path(resolver.get_session_blackboard_dir("s1")) / "session-notes.md").read_text()
     assert "- author: w1\n" in notes
@@ -321,7 +320,7 @@ def test_global_options_go_before_or_after_the_command(bb, resolver: PathResolve
         pytest.param(["note", "--json", "--", "--json"], "--json", id="option-then-text"),
     ],
 )
-def test_text_that_starts_with_a_dash(bb, args: List[str], stored: str) -> None:
+def test_text_that_starts_with_a_dash(bb, args: list[str], stored: str) -> None:
     ok(bb(*args))
     assert json.loads(ok(bb("show", "--json")))["notes"][-1]["text"] == stored
 

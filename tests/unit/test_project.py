@@ -171,7 +171,7 @@ def test_a_folder_named_like_a_token_keeps_its_name(tmp_path: Path) -> None:
     assert identify_project(str(folder)).name.startswith("xoxb-slack-notifier-service-")
 
 
-def test_where_shows_a_remote_without_its_password(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_where_shows_a_remote_without_its_user_and_password(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from helpers import run_cli
 
     repo = make_git_project(tmp_path / "w", remote="https://alice:s3cretPassw0rd@git.example.com/acme/widget.git")
@@ -179,4 +179,4 @@ def test_where_shows_a_remote_without_its_password(tmp_path: Path, monkeypatch: 
     code, out, _ = run_cli("where")
     assert code == 0
     assert "s3cretPassw0rd" not in out
-    assert "alice:[REDACTED]@git.example.com" in out
+    assert "https://[REDACTED]@git.example.com" in out  # the user part of a remote is never shown

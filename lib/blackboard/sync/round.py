@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -161,10 +162,8 @@ def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
         state.removed[session_id] = None
         state.pushed.pop(session_id, None)
         state.foreign.discard(session_id)
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(resolver.sync_removed_marker(session_id))
-        except FileNotFoundError:
-            pass
     if out.active is not None:
         state.active = out.active
     state.save(resolver)
