@@ -735,3 +735,21 @@ def test_refused_entries_past_a_bound_refuse_the_commit_and_leave_nothing(
     with pytest.raises(TooLarge, match="outside the board layout"):
         _round(alpha, "alpha")
     assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 512 * 1024
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"pushed": []},
+        {"removed": {"a": 1}},
+        {"foreign": [1, 2]},
+        {"pushed": {"a1": None}},
+        {"imported_commit": 5},
+    ],
+    ids=["pushed-a-list", "removed-an-object", "foreign-numbers", "pushed-null", "commit-a-number"],
+)
+def test_a_state_of_another_shape_pauses_sync_rather_than_reading_as_empty(resolver: PathResolver, data: dict) -> None:
+    os.makedirs(resolver.sync_dir)
+    Path(resolver.sync_file("state.json")).write_text(json.dumps({"pushed": {"a1": "sig"}, **data}))
+    with pytest.raises(sync.StatePaused, match="damaged"):
+        sync.State.load(resolver)

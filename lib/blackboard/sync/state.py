@@ -56,7 +56,7 @@ class State:
         if len(data) > MAX_STATE_BYTES:
             raise StatePaused(f"{path} is over {MAX_STATE_BYTES // (1024 * 1024)} MiB; {fix}")
         loaded = json_object(data)
-        if not loaded and data.strip() != b"{}":
+        if not loaded and data.strip() != b"{}" or _misshapen(loaded):
             raise StatePaused(f"{path} is damaged; {fix}")
         return cls(loaded)
 
@@ -87,6 +87,33 @@ class State:
         if line not in self.refused:
             self.refused.append(line)
             del self.refused[:-MAX_REFUSALS]
+
+
+# What each field of state.json holds: a field of another shape (a hand edit, a bug) would be read
+# as empty, which sends everything again and forgets removals: damage, and sync waits.
+SHAPES: dict[str, type | tuple[type, ...]] = {
+    "imported_commit": (str, type(None)),
+    "pushed": dict,
+    "foreign": list,
+    "removed": list,
+    "conflicts": dict,
+    "refused": list,
+    "active_pushed": list,
+}
+
+
+def _misshapen(data: dict) -> bool:
+    """Whether a known field holds another kind of value, or a collection holds what it should not."""
+    for key, shape in SHAPES.items():
+        value = data.get(key)
+        if key not in data:
+            continue
+        if not isinstance(value, shape):
+            return True
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+        if any(not isinstance(item, str) for item in items):
+            return True
+    return False
 
 
 def _dict(data: dict, key: str) -> dict:
