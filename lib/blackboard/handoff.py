@@ -329,7 +329,8 @@ def publish_newest(resolver: PathResolver) -> bool:
             continue  # unreadable: `blackboard doctor` names it
         # a handoff cannot have ended after it was written here: a remote's that claims an end
         # ahead (within the hour the clock check allows) must not outrank sessions that end later
-        fields.setdefault("published", format_utc(arrived))
+        claimed = epoch_seconds(str(fields.get("published") or ""))  # a remote's own claim counts no later
+        fields["published"] = format_utc(arrived if claimed is None else min(claimed, arrived))
         if fields.get("session_id") != session_id or fields.get("status") not in FINISHED:
             continue  # an active session's draft is no one's handoff yet
         if newest is None or order(fields) > newest[0]:

@@ -967,3 +967,30 @@ def test_a_checkout_on_this_machine_as_the_remote_runs_none_of_its_commands(
     beta.cli("sync")
     assert sorted(beta.sessions()) == ["a0", "a1", "a2"]
     assert sorted(p.name for p in ran.iterdir()) == []
+
+
+def test_a_checkout_whose_head_is_the_boards_ref_runs_no_filter_of_its_own(machines, tmp_path: Path) -> None:
+    """With updateInstead, a push to the checked-out ref would update its working tree through its filters."""
+    ran = tmp_path / "ran"
+    ran.mkdir()
+    checkout = tmp_path / "checkout"
+    _git("init", "-q", "-b", "main", str(checkout))
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init", cwd=checkout)
+    command = tmp_path / "filter.sh"
+    command.write_text(f'#!/bin/sh\ntouch "{ran}/$(date +%s%N)"\ncat\n')
+    command.chmod(0o755)
+    (alpha,) = machines(1, url=f"file://{checkout}")
+    ref = json.loads(alpha.cli("sync", "status", "--json").stdout)["ref"]
+    _git("-C", str(checkout), "symbolic-ref", "HEAD", ref)
+    (checkout / ".git" / "index").unlink(missing_ok=True)
+    (checkout / ".git" / "info").mkdir(exist_ok=True)
+    (checkout / ".git" / "info" / "attributes").write_text("* filter=x\n")
+    for key, value in [
+        ("receive.denyCurrentBranch", "updateInstead"),
+        ("filter.x.smudge", str(command)),
+        ("filter.x.clean", str(command)),
+    ]:
+        _git("-C", str(checkout), "config", key, value)
+    alpha.session("a1", "alpha's note")
+    alpha.cli("sync", check=False)  # the remote refuses the push to its checked-out ref: nothing lands, nothing runs
+    assert sorted(p.name for p in ran.iterdir()) == []

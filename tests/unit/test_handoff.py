@@ -389,6 +389,8 @@ def test_a_forged_generation_and_an_end_ahead_do_not_pin_the_latest(resolver: Pa
     def archived(session_id: str, ended: float, written: float) -> None:
         fields = {"session_id": session_id, "org": "acme", "project": "widget", "status": "ended"}
         fields.update(ended=format_utc(ended), generation=handoff.MAX_GENERATION)
+        if session_id == "forged":
+            fields["published"] = format_utc(ended)  # its own claim of when it arrived, as far ahead
         handoff.write_session_handoff(resolver, session_id, handoff.dump_front_matter(fields) + "\nbody\n")
         os.utime(resolver.handoff_path(session_id), (written, written))
 

@@ -15,11 +15,13 @@ from ..redact import redact_remote
 
 # A remote on this machine (a path, ``file://``) is served by a git started here, in that
 # repository: it would run that repository's hooks and configured commands as this user.
-# Its side runs with none: no hooks, no command to list an alternate's refs, and no gc or
-# maintenance after a push (they read its index, whose fsmonitor would run a command).
+# Its side runs with none: no hooks, no command to list an alternate's refs, no gc or
+# maintenance after a push (they read its index, whose fsmonitor would run a command), and no
+# update of its working tree (a checked-out ref would run its filters).
 LOCAL_SIDE = (
     "git -c core.hooksPath=/dev/null -c core.alternateRefsCommand=true -c core.fsmonitor=false"
     " -c receive.autogc=false -c gc.auto=0 -c maintenance.auto=false"
+    " -c receive.denyCurrentBranch=refuse -c receive.denyDeleteCurrent=refuse"
 )
 
 
