@@ -153,13 +153,11 @@ def _text(words: Sequence[str], path: str | None) -> str:
     if path is None or path == "-":
         # bytes, not click's text stream: that one turns CR and CRLF into LF
         return _utf8(click.get_binary_stream("stdin").read(limit * 4), limit, "standard input")
-    from .fsutil import read_bounded
+    from .fsutil import read_given_file
 
-    try:  # never through a link: one swapped in after the approval hook looked would read what it points to
-        data = read_bounded(path, limit * 4)  # up to 4 bytes a character
+    try:
+        data = read_given_file(path, limit * 4)  # up to 4 bytes a character
     except OSError as exc:
-        if os.path.islink(path):
-            raise BlackboardError(f"--file {path} is a symbolic link; give the file it points to") from None
         raise BlackboardError(f"cannot read --file {path}: {exc.strerror}") from None
     if data is None:
         raise BlackboardError(f"cannot read --file {path}: No such file or directory")

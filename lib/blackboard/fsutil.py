@@ -8,6 +8,8 @@ import os
 import stat
 from collections.abc import Callable
 
+from .errors import BlackboardError
+
 LOCK_TIMEOUT_SECONDS = 30.0
 # Boards, handoffs and sync settings are the person's own: created private whatever the umask
 # (a umask only takes bits away).
@@ -83,8 +85,6 @@ class file_lock:  # noqa: N801 - used like a function: ``with file_lock(path):``
         try:
             self._release = _flock(self.path + ".lock", self.timeout)
         except TimeoutError:
-            from .errors import BlackboardError
-
             raise BlackboardError(
                 f"timed out after {self.timeout:.0f}s waiting for {self.path}.lock: another blackboard "
                 "process holds it; retry, and if it stays held, `blackboard doctor` names the holder"
@@ -205,6 +205,30 @@ def read_bounded(path: str, max_bytes: int, follow: bool = False) -> bytes | Non
             return handle.read(max_bytes)
     except FileNotFoundError:
         return None
+
+
+def read_given_file(path: str, max_bytes: int) -> bytes | None:
+    """At most ``max_bytes`` of a file a command was given (``--file``); None when it does not exist.
+
+    Never through a link, a folder of a relative path included, and never a file with other
+    names (hard links): one swapped in after the approval hook looked would read what it points
+    to (docs/adr/0014-approving-board-commands.md).
+    """
+    try:
+        handle = open_regular(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        if os.path.islink(path):
+            raise BlackboardError(f"--file {path} is a symbolic link; give the file it points to") from None
+        raise
+    with handle:
+        if os.fstat(handle.fileno()).st_nlink > 1:
+            raise BlackboardError(f"--file {path} has other names (hard links); give a copy of it")
+        folders = [] if os.path.isabs(path) else os.path.normpath(path).split(os.sep)[:-1]
+        if any(os.path.islink(os.path.join(*folders[:n])) for n in range(1, len(folders) + 1)):
+            raise BlackboardError(f"--file {path} goes through a symbolic link; give the path it points to")
+        return handle.read(max_bytes)
 
 
 def read_tail(path: str, max_bytes: int) -> tuple[str, bool]:

@@ -1,6 +1,7 @@
 """Every command through click's CliRunner, and every error path as one line with exit 1."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -436,3 +437,24 @@ def test_a_file_given_as_a_link_is_refused_never_followed(resolver: PathResolver
     assert code == 1
     assert "is a symbolic link" in err
     assert "PRIVATE KEY MATERIAL" not in Path(resolver.board_file("s1", "notes")).read_text()
+
+
+def test_a_file_behind_a_linked_folder_or_with_other_names_is_refused(
+    resolver: PathResolver, tmp_path: Path, monkeypatch
+) -> None:
+    """A folder swapped for a link, or a hard link made after the approval, must not read a secret."""
+    session.start(resolver, "s1", "startup", {})
+    secrets = tmp_path / "elsewhere"
+    secrets.mkdir()
+    (secrets / "config").write_text("KUBE SECRET")
+    (secrets / "other").write_text("KUBE SECRET")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "sub").symlink_to(secrets)
+    os.link(secrets / "other", work / "todo.txt")
+    monkeypatch.chdir(work)
+    env = {"BLACKBOARD_ROOT": resolver.root}
+    for path, why in (("sub/config", "goes through a symbolic link"), ("todo.txt", "has other names")):
+        code, _, err = run_cli("note", "--file", path, "--session", "s1", env=env)
+        assert code == 1 and why in err
+    assert "KUBE SECRET" not in Path(resolver.board_file("s1", "notes")).read_text()
