@@ -129,6 +129,30 @@ def git_ignores(real_path: str, environ: Mapping[str, str], deadline: float) -> 
     return output is None  # 1: not ignored; 0 (ignored) and every failure are not "fine"
 
 
+def excluded_by_the_person(real_path: str, environ: Mapping[str, str], deadline: float) -> bool:
+    """Whether the person's own excludes (``core.excludesFile``, ``.git/info/exclude``) name the file.
+
+    A repository's ``.gitignore`` outranks them (``!credentials.json`` un-ignores what the person's
+    global excludes ignore), so ``git_ignores`` alone would let a repository decide; this asks with
+    the person's files only. True when git cannot say.
+    """
+    toplevel, readable = checkout_around(os.path.dirname(real_path))
+    if toplevel is None:
+        return not readable
+    asked = ["config", "--path", "--get", "core.excludesFile"]
+    configured, _ = run_git(toplevel, asked, environ, deadline, fine=(0, 1))
+    info, _ = run_git(toplevel, ["rev-parse", "--git-path", "info/exclude"], environ, deadline)
+    if configured is None or info is None:
+        return True
+    xdg = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
+    files = [configured.strip() or os.path.join(xdg, "git", "ignore"), os.path.join(toplevel, info.strip())]
+    args = ["ls-files", "-z", "--others", "--ignored", *(f"--exclude-from={f}" for f in files if os.path.isfile(f))]
+    if len(args) == 4:
+        return False  # the person excludes nothing
+    listed, _ = run_git(toplevel, [*args, "--", os.path.relpath(real_path, toplevel)], environ, deadline)
+    return listed is None or bool(listed.strip("\0"))
+
+
 def git_tracks(paths: list[str], environ: Mapping[str, str], deadline: float) -> set[str] | None:
     """Which of ``paths`` git tracks, all asked in one ``git ls-files``; a folder counts when git tracks a file in it.
 

@@ -154,7 +154,7 @@ def _pre_tool_use(payload: dict[str, object], environ: Mapping[str, str]) -> str
         return is_session_id(session_id) and os.path.isfile(resolver.meta_path(session_id))
 
     def ignored(path: str) -> bool:
-        from .changes import git_ignores  # only for a --file: it runs git
+        from .changes import excluded_by_the_person, git_ignores  # only for a --file: they run git
         from .gitinfo import checkout_around
 
         real = os.path.realpath(os.path.join(cwd, path)) if cwd else ""
@@ -163,7 +163,7 @@ def _pre_tool_use(payload: dict[str, object], environ: Mapping[str, str]) -> str
         project = checkout_around(cwd or "")[0]
         if project is not None and checkout_around(os.path.dirname(real))[0] != project:
             return True  # a `.git` of its own below the project's (one file can make one): git would ask it
-        return git_ignores(real, environ, deadline)
+        return git_ignores(real, environ, deadline) or excluded_by_the_person(real, environ, deadline)
 
     if not decision(command, cwd, PLUGIN_ROOT, payload.get("session_id"), in_this_project, ignored):
         return None

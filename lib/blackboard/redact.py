@@ -245,7 +245,10 @@ def redact_remote(text: str) -> str:
     A remote's user part is a credential more often than a name (``https://TOKEN@dev.azure.com``),
     whatever its length or alphabet, and a person never needs to see it to know the remote.
     """
-    return re.sub(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)(?!git@|\[REDACTED\]@)[^\s/?#@]+@", r"\1[REDACTED]@", redact(text))
+    user = r"(\b[A-Za-z][A-Za-z0-9+.-]*://)(?!git@[^\s/?#@]*(?:[/?#\s]|$))[^\s/?#]+@"  # the last @ before the host
+    text = re.sub(user, r"\1[REDACTED]@", redact(text))
+    # scp-like remotes, user@host:path: a user part but `git` is a credential too
+    return re.sub(r"(?<![\w.@/-])(?!git@)(?!\[REDACTED\]@)[^\s@/:]+@([\w.-]+:)", r"[REDACTED]@\1", text)
 
 
 SECRET_MARGIN = 512  # longer than any token the patterns take whole, bar key blocks (matched to the cut)

@@ -437,3 +437,31 @@ def test_pre_tool_use_takes_a_session_folder_without_metadata_for_no_session_of_
     run_hook("SessionStart", start_payload("sx", other))
     (root / "acme" / "widget" / ".blackboard" / "sessions" / "sx").mkdir()  # left by an interrupted start
     assert run_hook("PreToolUse", _pre_tool_use("blackboard show sx", project)).stdout == b""
+
+
+def test_a_repositorys_gitignore_cannot_unignore_what_the_persons_own_excludes_name(
+    run_hook, project: Path, tmp_path: Path
+) -> None:
+    """`!terraform.tfstate.backup` in a shipped .gitignore outranks the person's global excludes in git's eyes."""
+    home = tmp_path / "person-home"
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "ignore").write_text("prod-settings.yaml\nkeys/\n")
+    (project / ".gitignore").write_text("!prod-settings.yaml\n!keys/\n")
+    (project / "prod-settings.yaml").write_text("DATABASE_URL=postgres://admin:hunter2@db/prod")
+    (project / "keys").mkdir()
+    (project / "keys" / "deploy.txt").write_text("a deploy secret")
+    (project / ".git" / "info").mkdir(exist_ok=True)
+    (project / ".git" / "info" / "exclude").write_text("local-notes.txt\n")
+    (project / "local-notes.txt").write_text("mine only")
+    (project / "plain.txt").write_text("fine to share")
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+
+    def approved(command: str) -> bool:
+        result = run_hook("PreToolUse", _pre_tool_use(command, project), env=env)
+        assert result.returncode == 0 and result.stderr == b""
+        return bool(result.stdout)
+
+    assert approved("blackboard note --file plain.txt")
+    assert not approved("blackboard note --file prod-settings.yaml")
+    assert not approved("blackboard note --file keys/deploy.txt")
+    assert not approved("blackboard note --file local-notes.txt")

@@ -252,3 +252,19 @@ def test_a_broken_key_block_costs_only_itself(text: str) -> None:
     redacted = redact(text + "\n\n" + later)
     assert all(f"later note {i} about the parser" in redacted for i in range(5))
     assert "MIIEowIBAAKCAQEA" not in redacted and "Abc=" not in redacted.replace("Abcd", "")
+
+
+@pytest.mark.parametrize(
+    ("remote", "shown"),
+    [
+        ("https://bob@T0KEN:x@host/a.git", "https://[REDACTED]@host/a.git"),
+        ("T0KEN123@github.com:acme/w.git", "[REDACTED]@github.com:acme/w.git"),
+        ("git@github.com:acme/w.git", "git@github.com:acme/w.git"),
+        ("ssh://git@host:22/acme/w.git", "ssh://git@host:22/acme/w.git"),
+        ("https://s3cr3t@dev.azure.com/o/p/_git/w", "https://[REDACTED]@dev.azure.com/o/p/_git/w"),
+    ],
+)
+def test_a_remote_is_shown_without_its_user_part(remote: str, shown: str) -> None:
+    from blackboard.redact import redact_remote
+
+    assert redact_remote(f"from origin {remote}") == f"from origin {shown}"
