@@ -15,7 +15,7 @@ from .errors import BlackboardError
 from .fsutil import read_text, refuse_links
 from .ids import validate_session_id
 from .ledger import CLOSED_STATUSES, Item, Ledger, board_key
-from .meta import Meta, read_meta, read_meta_or_none, update_meta
+from .meta import ACTIVE, Meta, read_meta, read_meta_or_none, update_meta
 from .paths import BOARD_FILES, PathResolver
 from .registry import active_session_ids, find_owner, last_active, list_sessions
 
@@ -168,14 +168,18 @@ class Board:
         return result
 
     def _touch(self) -> None:
-        """Record activity, at most once a minute so busy agents do not contend on the metadata lock.
+        """Record activity: at most once a minute while the session runs, so busy agents do not contend
+        on the metadata lock; at every write to a finished one, which sync notices by its metadata alone.
 
         Called after a write has succeeded: a failure here (a held lock, a full disk) must not
         turn that success into an error, or a retrying agent would write the entry twice.
         """
         path = self.resolver.meta_path(self.session_id)
         meta = read_meta_or_none(path)
-        if meta is None or time.time() - last_active(self.resolver, self.session_id) <= ACTIVITY_RESOLUTION_SECONDS:
+        if meta is None:
+            return
+        recent = time.time() - last_active(self.resolver, self.session_id) <= ACTIVITY_RESOLUTION_SECONDS
+        if recent and meta.get("status") == ACTIVE:
             return
         with contextlib.suppress(BlackboardError, OSError):
             update_meta(path, lambda m: m.update({"last_activity": now_iso()}))

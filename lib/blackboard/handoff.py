@@ -308,23 +308,29 @@ def publish_newest(resolver: PathResolver) -> bool:
 
     Publishing is the last step of an ending or an import; a kill or a full disk just before
     it leaves a newer handoff unpublished, and nothing later would offer it again. A sync
-    round starts with this, so each round recomputes the latest from every handoff it holds.
-    Returns whether the latest changed.
+    round starts with this: it reads every handoff written since the latest was, so a round
+    over 10 000 sessions reads a few files, not 10 000. Returns whether the latest changed.
     """
     try:
-        names = os.listdir(resolver.get_handoff_dir())
+        since = os.stat(resolver.latest_handoff_path()).st_mtime
+    except OSError:
+        since = 0.0
+    try:
+        found = [e for e in os.scandir(resolver.get_handoff_dir()) if e.is_file(follow_symlinks=False)]
     except OSError:
         return False
     newest: tuple[tuple[int, float, str], str] | None = None
-    for name in names:
+    for entry in found:
+        name = entry.name
         session_id = name[len("handoff-") : -len(".md")] if name.startswith("handoff-") and name.endswith(".md") else ""
         if not is_session_id(session_id):
             continue
-        path = resolver.handoff_path(session_id)
         try:
-            text = read_head(path, MAX_HANDOFF_READ)
+            arrived = entry.stat(follow_symlinks=False).st_mtime
+            if arrived < since:
+                continue  # the latest was written after it, and weighed it then
+            text = read_head(entry.path, MAX_HANDOFF_READ)
             fields, _ = split_front_matter(text)
-            arrived = os.stat(path).st_mtime
         except (OSError, ValueError):
             continue  # unreadable: `blackboard doctor` names it
         # a handoff cannot have ended after it was written here: a remote's that claims an end

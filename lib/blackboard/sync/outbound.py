@@ -16,7 +16,7 @@ from ..project import safe_segment
 from ..redact import redact
 from ..registry import active_session_ids, session_folders
 from .inbound import MAX_ACTIVE_RECORDS, MAX_FILE_BYTES
-from .state import State, session_signature
+from .state import State, metadata_unchanged, session_signature
 
 
 @dataclass
@@ -48,6 +48,9 @@ def outgoing(resolver: PathResolver, state: State, host: str) -> Outgoing:
     for name in session_folders(resolver, excluding=state.conflicts):
         if not is_session_id(name):
             continue  # a board a cleanup set aside
+        settled = name in state.foreign or name in state.removed
+        if settled and metadata_unchanged(resolver, name, state.pushed.get(name)):
+            continue  # another machine's (or removed), as it came: not worked on here
         signature = session_signature(resolver, name)
         if state.pushed.get(name) == signature:
             continue  # as the remote has it: most folders of a synced project

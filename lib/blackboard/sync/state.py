@@ -144,11 +144,22 @@ def session_signature(resolver: PathResolver, session_id: str) -> str:
     """
     directory = resolver.get_session_blackboard_dir(session_id)
     paths = [os.path.join(directory, name) for name in SESSION_FILES] + [resolver.handoff_path(session_id)]
-    parts = []
-    for path in paths:
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            continue
-        parts.append(f"{os.path.basename(path)}:{info.st_size}:{info.st_mtime_ns}")
-    return ";".join(parts)
+    return ";".join(filter(None, map(_stamp, paths)))  # _meta.json's first: ``metadata_unchanged`` reads it
+
+
+def metadata_unchanged(resolver: PathResolver, session_id: str, recorded: str | None) -> bool:
+    """Whether a session's ``_meta.json`` is as ``recorded`` (a ``session_signature``) has it: one ``lstat``.
+
+    Work on a session another machine sent rewrites its metadata (resuming makes this machine
+    its host; an entry records its activity; an end its status), so this is enough to tell
+    that the thousands of sessions a project imported are as they came.
+    """
+    return recorded is not None and recorded.split(";")[0] == _stamp(resolver.meta_path(session_id))
+
+
+def _stamp(path: str) -> str:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return ""
+    return f"{os.path.basename(path)}:{info.st_size}:{info.st_mtime_ns}"
