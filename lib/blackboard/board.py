@@ -17,7 +17,7 @@ from .ids import validate_session_id
 from .ledger import CLOSED_STATUSES, Item, Ledger, board_key
 from .meta import ACTIVE, Meta, read_meta, read_meta_or_none, update_meta
 from .paths import BOARD_FILES, PathResolver
-from .registry import active_session_ids, find_owner, last_active, list_sessions
+from .registry import active_session_ids, find_owner, last_active, list_sessions, mark_touched
 
 CAPACITY_WARNING_BYTES = 20 * 1024 * 1024
 ACTIVITY_RESOLUTION_SECONDS = 60
@@ -181,6 +181,9 @@ class Board:
         recent = time.time() - last_active(self.resolver, self.session_id) <= ACTIVITY_RESOLUTION_SECONDS
         if recent and meta.get("status") == ACTIVE:
             return
+        if meta.get("status") != ACTIVE:
+            with contextlib.suppress(BlackboardError, OSError):
+                mark_touched(self.resolver, self.session_id)  # sync sends it again
         with contextlib.suppress(BlackboardError, OSError):
             update_meta(path, lambda m: m.update({"last_activity": now_iso()}))
 

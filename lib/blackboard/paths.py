@@ -16,7 +16,7 @@ from .project import Project, identify_project
 BOARD_FILES = {"tasks": "active-tasks.md", "notes": "session-notes.md", "context": "shared-context.md"}
 META_FILE = "_meta.json"
 DIGEST_FILE = "_digest.jsonl"  # what the hooks saw of the session; stays on this machine
-SYNC_FILES = ("config.json", "state.json", "status.json", "remote-active.json", "round", "waiting")
+SYNC_FILES = ("config.json", "state.json", "status.json", "remote-active.json", "round", "waiting", "publishing")
 TRASH_PREFIX = ".removing-"  # a session a cleanup has set aside: ``.removing-{id}-{pid}``
 
 
@@ -111,6 +111,10 @@ class PathResolver:
     def sync_removed_marker(self, session_id: str) -> str:
         """``.../_sync/removed/{id}``."""
         return os.path.join(self.sync_removed_dir, validate_session_id(session_id))
+
+    def sync_touched_marker(self, session_id: str) -> str:
+        """``.../_sync/touched/{id}``: a session another machine sent (or one removed) was worked on here."""
+        return os.path.join(self.sync_dir, "touched", validate_session_id(session_id))
 
     def get_handoff_dir(self) -> str:
         """``.../.blackboard/handoff``."""

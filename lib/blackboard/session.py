@@ -18,6 +18,7 @@ from .paths import BOARD_FILES, PathResolver
 from .registry import (
     active_session_ids,
     mark_active,
+    mark_touched,
     mark_unpublished,
     unmark_active,
     unmark_unpublished,
@@ -48,6 +49,7 @@ def start(
     if existing is not None:
         try:
             _reopen(path, source, claude_pid)
+            mark_touched(resolver, session_id)  # sync sends it again, whichever machine it came from
         except (BlackboardError, FileNotFoundError):  # a cleanup removed it meanwhile: start afresh
             existing = None
     if existing is None:

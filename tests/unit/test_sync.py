@@ -644,7 +644,7 @@ def test_the_state_forgets_sessions_gone_from_this_machine_and_keeps_the_newest_
             "removed": removals,
         }
     )
-    state.forget_missing(resolver)
+    state.forget_missing(registry.session_folders(resolver))
     assert state.pushed == {"here": "sig"} and state.foreign == {"here"} and state.conflicts == {}
     assert list(state.removed) == removals[50:]  # the oldest went first
     os.makedirs(resolver.sync_dir, exist_ok=True)

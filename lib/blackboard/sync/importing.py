@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -9,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 
 from .. import handoff
-from ..fsutil import atomic_write, json_object, make_dirs, read_bounded, refuse_links
+from ..fsutil import atomic_write, create_exclusive, json_object, make_dirs, read_bounded, refuse_links
 from ..gitstore import BLOB, Entry, GitFailed, GitTimeout, Reader, Store, TooLarge
 from ..meta import FINISHED, read_meta_or_none
 from ..paths import META_FILE, PathResolver
@@ -28,7 +29,7 @@ from .inbound import (
     handoff_id,
     updated,
 )
-from .state import State, read_json, session_signature
+from .state import State, metadata_stamp, metadata_unchanged, read_json, session_signature
 
 MAX_OFFERS_PUBLISHED = 20  # handoffs imported in one round that are merged into the latest
 
@@ -55,6 +56,8 @@ def import_commit(
     if commit is None or commit == state.imported:
         return result
     _remove_tree(os.path.join(resolver.sync_dir, "incoming"))  # what an import killed half-way left
+    publishing = resolver.sync_file("publishing")  # until its handoffs are published: a kill leaves it
+    create_exclusive(publishing, "")
     offers: list[tuple[tuple[int, float, str], str]] = []
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
         entries, unremoved = _entries_to_read(store, reader, state.imported, commit, deadline)
@@ -96,6 +99,8 @@ def import_commit(
             # and closings into it (docs/adr/0022-open-work-ledger.md); the rest are archived
             for _, text in sorted(offers)[-MAX_OFFERS_PUBLISHED:]:
                 handoff.publish_latest(resolver, text)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(publishing)
             for line in result.refused:
                 state.refuse(line)
             for line in result.conflicts:
@@ -162,7 +167,10 @@ def _unchanged_since_sync(resolver: PathResolver, state: State, session_id: str)
     if os.path.lexists(resolver.active_marker(session_id)):
         return False
     local = read_meta_or_none(resolver.meta_path(session_id)) or {}
-    return local.get("status") in FINISHED and state.pushed.get(session_id) == session_signature(resolver, session_id)
+    recorded = state.pushed.get(session_id)
+    if session_id in state.foreign:  # recorded by its metadata alone (``metadata_stamp``)
+        return local.get("status") in FINISHED and metadata_unchanged(resolver, session_id, recorded)
+    return local.get("status") in FINISHED and recorded == session_signature(resolver, session_id)
 
 
 def _entries_to_read(
@@ -242,7 +250,7 @@ def _import_session(
     state.foreign.add(session_id)  # before the move: an import cut short must not take it for this machine's
     if not same:
         _move_in(resolver, session_id, checked.files)
-    state.pushed[session_id] = session_signature(resolver, session_id)  # as the remote has it: sent again once changed
+    state.pushed[session_id] = metadata_stamp(resolver, session_id)  # as it came: sent again once worked on here
     state.conflicts.pop(session_id, None)
     text = checked.handoff
     if text is not None and read_bounded(resolver.handoff_path(session_id), handoff.MAX_HANDOFF_READ) != text.encode():

@@ -16,7 +16,7 @@ from ..project import safe_segment
 from ..redact import redact
 from ..registry import active_session_ids, session_folders
 from .inbound import MAX_ACTIVE_RECORDS, MAX_FILE_BYTES
-from .state import State, metadata_unchanged, session_signature
+from .state import State, metadata_stamp, metadata_unchanged, session_signature
 
 
 @dataclass
@@ -42,21 +42,25 @@ class Outgoing:
             del self.signatures[session_id]
 
 
-def outgoing(resolver: PathResolver, state: State, host: str) -> Outgoing:
-    """This machine's finished sessions not yet pushed, its removals, and its active sessions if they changed."""
+def outgoing(resolver: PathResolver, state: State, host: str, folders: list[str] | None = None) -> Outgoing:
+    """This machine's finished sessions not yet pushed, its removals, and its active sessions if they changed.
+
+    ``folders``: the names under ``sessions/``, when the caller has listed them already.
+    """
     out = Outgoing()
-    for name in session_folders(resolver, excluding=state.conflicts):
-        if not is_session_id(name):
-            continue  # a board a cleanup set aside
+    touched = set(_names(os.path.join(resolver.sync_dir, "touched")))
+    for name in session_folders(resolver) if folders is None else folders:
+        if name in state.conflicts or not is_session_id(name):
+            continue  # in conflict, or a board a cleanup set aside
         settled = name in state.foreign or name in state.removed
-        if settled and metadata_unchanged(resolver, name, state.pushed.get(name)):
+        if settled and (name not in touched or metadata_unchanged(resolver, name, state.pushed.get(name))):
             continue  # another machine's (or removed), as it came: not worked on here
         signature = session_signature(resolver, name)
         if state.pushed.get(name) == signature:
             continue  # as the remote has it: most folders of a synced project
         meta = read_meta_or_none(resolver.meta_path(name))
         if meta is not None and meta.get("host", host) != host:
-            state.pushed[name] = signature  # another machine's, as imported by an older version: read once
+            state.pushed[name] = metadata_stamp(resolver, name)  # another machine's, imported by an older version
             continue
         if meta is None or meta.get("status") not in FINISHED:
             continue  # another machine's session resumed here is this machine's now (session.start)
@@ -102,6 +106,13 @@ def _add_session(resolver: PathResolver, meta: Meta, host: str, out: Outgoing) -
     # A removal the remote holds for a session this machine sends was never a cleanup's (those
     # it takes, and sends no more): the session goes out, and the marker that would hide it goes.
     files.append((f"removed/{session_id}", None))
+
+
+def _names(directory: str) -> list[str]:
+    try:
+        return os.listdir(directory)
+    except OSError:
+        return []
 
 
 def _removal_markers(resolver: PathResolver) -> list[str]:

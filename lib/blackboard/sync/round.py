@@ -19,6 +19,7 @@ from ..gitstore import GitFailed, TooLarge
 from ..paths import PathResolver
 from ..project import safe_segment
 from ..redact import redact_remote
+from ..registry import session_folders
 from .config import enabled, read_config, readers_warning, served_by
 from .importing import Imported, import_commit
 from .outbound import Outgoing, outgoing
@@ -82,15 +83,19 @@ def sync_round(
     refuse_links(resolver.root, resolver.sync_dir)
     with file_lock(resolver.sync_file("round"), timeout=seconds):
         started()
-        handoff.publish_newest(resolver)  # a round cut short may have left the newest unpublished
+        if os.path.lexists(resolver.sync_file("publishing")):  # an import cut short before it published
+            handoff.publish_newest(resolver)
+            os.unlink(resolver.sync_file("publishing"))
         deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
         state = State.load(resolver)
-        state.forget_missing(resolver)
+        folders: list[str] | None = session_folders(resolver)
+        state.forget_missing(folders or [])
         for _ in range(PUSH_ATTEMPTS):
             say("fetching")
             fetch = Fetch(resolver, environ, probe=False)  # a round fetches anyway: no ls-remote first
             try:
-                out = outgoing(resolver, state, host)  # this machine's side needs no remote: while git fetches
+                out = outgoing(resolver, state, host, folders)  # this machine's side needs no remote: while git fetches
+                folders = None  # the next try lists them again: an import may have brought some
                 commit = fetch.finish(deadline, state.imported)
             finally:
                 fetch.stop()
@@ -158,6 +163,8 @@ def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
     state.foreign -= out.signatures.keys()  # resumed here: this machine's from now on
     for session_id in out.signatures:  # resumed after a removal: sent again, marker and all
         state.removed.pop(session_id, None)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(resolver.sync_touched_marker(session_id))
     for session_id in out.removals:
         state.removed[session_id] = None
         state.pushed.pop(session_id, None)

@@ -8,9 +8,8 @@ import os
 from ..clock import now_iso
 from ..errors import BlackboardError
 from ..fsutil import atomic_write, json_object, read_bounded, read_json_object
-from ..paths import PathResolver
+from ..paths import META_FILE, PathResolver
 from ..redact import redact_remote
-from ..registry import session_folders
 from .inbound import MAX_REFUSALS, SESSION_FILES
 
 MAX_STATE_BYTES = 16 * 1024 * 1024
@@ -60,9 +59,10 @@ class State:
             raise StatePaused(f"{path} is damaged; {fix}")
         return cls(loaded)
 
-    def forget_missing(self, resolver: PathResolver) -> None:
-        """Forget sessions that are gone from this machine; keep the newest ``MAX_REMOVED`` removals."""
-        present = set(session_folders(resolver))
+    def forget_missing(self, folders: list[str]) -> None:
+        """Forget sessions gone from this machine (``folders``: those under ``sessions/``); keep the newest
+        ``MAX_REMOVED`` removals."""
+        present = set(folders)
         for known in (self.pushed, self.conflicts):
             for session_id in [i for i in known if i not in present]:
                 del known[session_id]
@@ -147,6 +147,14 @@ def session_signature(resolver: PathResolver, session_id: str) -> str:
     return ";".join(filter(None, map(_stamp, paths)))  # _meta.json's first: ``metadata_unchanged`` reads it
 
 
+def metadata_stamp(resolver: PathResolver, session_id: str) -> str:
+    """The first part of a ``session_signature``: what is kept of a session another machine sent (short).
+
+    ``session_id`` is a folder name already checked: thousands are asked in a round.
+    """
+    return _stamp(os.path.join(resolver.sessions_dir, session_id, META_FILE))
+
+
 def metadata_unchanged(resolver: PathResolver, session_id: str, recorded: str | None) -> bool:
     """Whether a session's ``_meta.json`` is as ``recorded`` (a ``session_signature``) has it: one ``lstat``.
 
@@ -154,7 +162,7 @@ def metadata_unchanged(resolver: PathResolver, session_id: str, recorded: str | 
     its host; an entry records its activity; an end its status), so this is enough to tell
     that the thousands of sessions a project imported are as they came.
     """
-    return recorded is not None and recorded.split(";")[0] == _stamp(resolver.meta_path(session_id))
+    return recorded is not None and recorded.split(";")[0] == metadata_stamp(resolver, session_id)
 
 
 def _stamp(path: str) -> str:
