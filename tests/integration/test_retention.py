@@ -102,7 +102,8 @@ def test_sessions_resumed_while_cleanup_runs_stay_whole(hook_venv: Path, resolve
         board = Path(resolver.get_session_blackboard_dir(session_id))
         assert read_meta(str(board / "_meta.json"))["status"] == "active"  # type: ignore[index]
         if session_id in removed:  # its hook came after the removal: a fresh board, no old handoff
-            assert "old" not in (board / "session-notes.md").read_text()  # a fresh board, headers only
+            fresh = (board / "session-notes.md").read_text()
+            assert fresh.startswith("# Session notes") and "\n## " not in fresh  # a fresh board: its header only
             assert not os.path.exists(resolver.handoff_path(session_id))
         else:  # its hook came first: left (or put back) as it was
             assert (board / "session-notes.md").read_text() == "old\n"
