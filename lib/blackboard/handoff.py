@@ -267,15 +267,43 @@ def order(fields: Mapping[str, object]) -> tuple[int, float, str]:
     return (generation(fields), float("-inf") if end is None else end, str(fields.get("session_id") or ""))
 
 
-def publish_latest(resolver: PathResolver, text: str) -> bool:
-    """Make ``text`` the project's ``latest-handoff.md`` unless a newer one is there.
+def publish_latest(resolver: PathResolver, *texts: str) -> bool:
+    """Make each of ``texts`` in turn (oldest first) the project's ``latest-handoff.md`` unless a newer one is there.
 
     An older handoff arriving late is kept reachable: its id joins the newer one's
-    ``previous_sessions``. Returns True when ``text`` became the latest.
+    ``previous_sessions``. The file is written once, however many texts. Returns True when
+    the last of ``texts`` became the latest.
     """
     path = resolver.latest_handoff_path()
     refuse_links(resolver.root, resolver.get_handoff_dir())
     make_dirs(resolver.get_handoff_dir())
+    with file_lock(path):
+        current = read_handoff(path)
+        if current is not None and "published" not in current[0]:  # written before this field existed
+            current[0]["published"] = _written_at(path)
+        became = False
+        for text in texts:
+            fields, body = _arriving(text)
+            became = current is None or order(fields) >= order(current[0])
+            if current is None or became:
+                older = current[0] if current else {}
+                chain = [older.get("session_id")] + previous_sessions(older)
+                fields["previous_sessions"] = _unique(chain, exclude=fields.get("session_id"))
+                published = _with_ledger(fields, body, merge(Ledger.from_fields(fields), Ledger.from_fields(older)))
+            else:
+                newer, newer_body = current
+                chain = [fields.get("session_id")] + previous_sessions(newer)
+                newer["previous_sessions"] = _unique(chain, exclude=newer.get("session_id"))
+                ledger = merge(Ledger.from_fields(newer), Ledger.from_fields(fields))
+                published = _with_ledger(newer, newer_body, ledger)
+            current = split_front_matter(published)
+        if texts:
+            atomic_write(path, published)
+        return became
+
+
+def _arriving(text: str) -> tuple[dict[str, object], str]:
+    """A handoff's ``(fields, body)`` as it is published here: stamped now, its end checked against this clock."""
     fields, body = split_front_matter(text)
     fields["published"] = now_iso()
     fields.pop("clock_ahead", None)
@@ -284,23 +312,7 @@ def publish_latest(resolver: PathResolver, text: str) -> bool:
         fields["ended_epoch"] = int(end)  # read at every SessionStart without parsing a date
     if end is not None and claimed is not None and claimed > end + CLOCK_SLACK_SECONDS:
         fields["clock_ahead"] = True  # its clock was ahead of this machine's
-    with file_lock(path):
-        current = read_handoff(path)
-        if current is not None and "published" not in current[0]:  # written before this field existed
-            current[0]["published"] = _written_at(path)
-        if current is None or order(fields) >= order(current[0]):
-            older = current[0] if current else {}
-            chain = [older.get("session_id")] + previous_sessions(older)
-            fields["previous_sessions"] = _unique(chain, exclude=fields.get("session_id"))
-            atomic_write(path, _with_ledger(fields, body, merge(Ledger.from_fields(fields), Ledger.from_fields(older))))
-            return True
-        newer, newer_body = current
-        chain = [fields.get("session_id")] + previous_sessions(newer)
-        newer["previous_sessions"] = _unique(chain, exclude=newer.get("session_id"))
-        atomic_write(
-            path, _with_ledger(newer, newer_body, merge(Ledger.from_fields(newer), Ledger.from_fields(fields)))
-        )
-        return False
+    return fields, body
 
 
 def publish_newest(resolver: PathResolver) -> bool:

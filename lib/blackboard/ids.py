@@ -12,11 +12,12 @@ from .settings import SESSION_ID_VARS
 
 # ASCII only (no \w): a path component every file system and shell takes as it is.
 SESSION_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
+_SESSION_ID = re.compile(SESSION_ID)
 
 
 def is_session_id(value: object) -> bool:
     """``[A-Za-z0-9][A-Za-z0-9._-]{0,127}`` without ``..``."""
-    return isinstance(value, str) and re.fullmatch(SESSION_ID, value) is not None and ".." not in value
+    return isinstance(value, str) and _SESSION_ID.fullmatch(value) is not None and ".." not in value
 
 
 def validate_session_id(value: object) -> str:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -639,13 +640,13 @@ def test_the_state_forgets_sessions_gone_from_this_machine_and_keeps_the_newest_
     state = sync.State(
         {
             "pushed": {"here": "sig", "gone": "sig"},
-            "foreign": ["here", "gone"],
+            "foreign": {"here": 10, "gone": 20},
             "conflicts": {"gone": "x"},
             "removed": removals,
         }
     )
     state.forget_missing(registry.session_folders(resolver))
-    assert state.pushed == {"here": "sig"} and state.foreign == {"here"} and state.conflicts == {}
+    assert state.pushed == {"here": "sig"} and state.foreign == {"here": 10} and state.conflicts == {}
     assert list(state.removed) == removals[50:]  # the oldest went first
     os.makedirs(resolver.sync_dir, exist_ok=True)
     state.save(resolver)
@@ -722,6 +723,51 @@ def test_a_small_pack_that_would_write_much_is_refused_whole(
     assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 1 << 20
 
 
+def test_imports_round_after_round_stop_at_what_all_of_them_may_hold(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A remote that sends new sessions before every round, each round's import under its own bound."""
+    monkeypatch.setattr(inbound, "MAX_HELD_BYTES", 3 << 20)
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    meta = Path(beta.meta_path("b1")).read_text()
+
+    def send(prefix: str) -> None:  # two sessions of 512 KiB each, new bytes every time
+        _hostile(
+            bare,
+            {
+                f"sessions/{prefix}{i}/{name}": meta.replace('"b1"', f'"{prefix}{i}"').encode()
+                if name == "_meta.json"
+                else os.urandom(512 * 1024)
+                for i in range(2)
+                for name in ("_meta.json", "session-notes.md")
+            },
+        )
+
+    for prefix in ("p", "q"):
+        send(prefix)
+        assert len(_round(alpha, "alpha").imported) == 2
+    send("r")
+    with pytest.raises(TooLarge, match=r"imported here would come to over 3 MiB \(2 MiB held; `blackboard cleanup`"):
+        _round(alpha, "alpha")
+    assert not os.path.lexists(alpha.get_session_blackboard_dir("r0"))
+    status = "\n".join(sync.status_lines(sync.status(alpha)))
+    assert "imported from other machines: 5 session(s), 2 MiB" in status
+    assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 3 << 20  # r* forgotten
+
+    for session_id in ("p0", "p1"):  # as a cleanup would: room again
+        shutil.rmtree(alpha.get_session_blackboard_dir(session_id))
+    assert sorted(_round(alpha, "alpha").imported) == ["r0", "r1"]
+
+
+def test_a_state_written_before_sizes_were_kept_still_knows_its_imported_sessions(resolver: PathResolver) -> None:
+    os.makedirs(resolver.sync_dir)
+    Path(resolver.sync_file("state.json")).write_text(json.dumps({"foreign": ["a1", "b2"]}))
+    assert sync.State.load(resolver).foreign == {"a1": 0, "b2": 0}
+
+
 def test_refused_entries_past_a_bound_refuse_the_commit_and_leave_nothing(
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -743,10 +789,18 @@ def test_refused_entries_past_a_bound_refuse_the_commit_and_leave_nothing(
         {"pushed": []},
         {"removed": {"a": 1}},
         {"foreign": [1, 2]},
+        {"foreign": {"a1": "big"}},
         {"pushed": {"a1": None}},
         {"imported_commit": 5},
     ],
-    ids=["pushed-a-list", "removed-an-object", "foreign-numbers", "pushed-null", "commit-a-number"],
+    ids=[
+        "pushed-a-list",
+        "removed-an-object",
+        "foreign-numbers",
+        "foreign-sizes-words",
+        "pushed-null",
+        "commit-a-number",
+    ],
 )
 def test_a_state_of_another_shape_pauses_sync_rather_than_reading_as_empty(resolver: PathResolver, data: dict) -> None:
     os.makedirs(resolver.sync_dir)

@@ -62,7 +62,7 @@ def import_commit(
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
         entries, unremoved = _entries_to_read(store, reader, state.imported, commit, deadline)
         layout = Layout(entries)
-        too_large = layout.too_large()
+        too_large = layout.too_large(held=sum(state.foreign.values()))
         if too_large:
             raise TooLarge(f"{too_large}; refused, nothing kept")
         result.refused += layout.problems
@@ -97,8 +97,8 @@ def import_commit(
         finally:
             # the newest few, oldest first: the newest is the latest, and each brings its open work
             # and closings into it (docs/adr/0022-open-work-ledger.md); the rest are archived
-            for _, text in sorted(offers)[-MAX_OFFERS_PUBLISHED:]:
-                handoff.publish_latest(resolver, text)
+            if offers:
+                handoff.publish_latest(resolver, *(text for _, text in sorted(offers)[-MAX_OFFERS_PUBLISHED:]))
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(publishing)
             for line in result.refused:
@@ -134,7 +134,7 @@ def _written_here(resolver: PathResolver, state: State, session_id: str, host: s
         return False
     local = read_meta_or_none(resolver.meta_path(session_id)) or {}
     if local.get("host") not in (None, host):
-        state.foreign.add(session_id)  # brought in by an import that stopped before it was recorded
+        state.foreign[session_id] = 0  # brought in by an import that stopped before it was recorded
         return False
     return True
 
@@ -247,7 +247,8 @@ def _import_session(
         if existing.get("host") != checked.meta.get("host") and not _unchanged_since_sync(resolver, state, session_id):
             return Refused(f"also sent by {inline(existing.get('host'), 64)}; kept the first one", "conflict")
         same = _same(resolver, session_id, checked.files)
-    state.foreign.add(session_id)  # before the move: an import cut short must not take it for this machine's
+    # before the move: an import cut short must not take it for this machine's
+    state.foreign[session_id] = sum(map(len, checked.files.values())) + len(checked.handoff or "")
     if not same:
         _move_in(resolver, session_id, checked.files)
     state.pushed[session_id] = metadata_stamp(resolver, session_id)  # as it came: sent again once worked on here

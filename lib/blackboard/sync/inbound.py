@@ -30,6 +30,7 @@ MAX_ACTIVE_BYTES = 64 * 1024
 # One import writes at most this, a file counted each time the tree uses it: a 46 KiB pack that
 # names one 8 MiB blob 300 times must not write 2.4 GiB.
 MAX_IMPORT_BYTES = 256 * 1024 * 1024
+MAX_HELD_BYTES = 1024 * 1024 * 1024  # what imports may hold here in all, round after round
 MAX_REFUSED_BYTES = 1024 * 1024  # refused entries stay in the private repository; more than this, none do
 MAX_ACTIVE_RECORDS = 50
 MAX_REFUSALS = 50  # lines of one round's refusals, and of those ``sync status`` keeps
@@ -66,13 +67,22 @@ class Layout:
         if refused > MAX_REFUSALS:
             self.problems.append(f"and {refused - MAX_REFUSALS} more entries refused")
 
-    def too_large(self) -> str | None:
-        """Why the whole commit is refused for its size (and forgotten), or None."""
+    def too_large(self, held: int = 0) -> str | None:
+        """Why the whole commit is refused for its size (and forgotten), or None.
+
+        ``held``: what earlier imports hold here. Each import is bounded, and so are all of them
+        together, so a remote that sends new sessions before every round cannot fill the disk.
+        """
         mib = 1024 * 1024
         if self.oversized:
             return f"the remote holds files over {MAX_FILE_BYTES // mib} MiB ({self.oversized[0]}…)"
         if self.taken_bytes > MAX_IMPORT_BYTES:
             return f"the remote's boards come to over {MAX_IMPORT_BYTES // mib} MiB to write here"
+        if held + self.taken_bytes > MAX_HELD_BYTES:
+            return (
+                f"the sessions imported here would come to over {MAX_HELD_BYTES // mib} MiB "
+                f"({held // mib} MiB held; `blackboard cleanup` removes old sessions)"
+            )
         if self.refused_bytes > MAX_REFUSED_BYTES:
             return f"the remote holds over {MAX_REFUSED_BYTES // mib} MiB outside the board layout"
         return None

@@ -87,15 +87,17 @@ def sync_round(
             handoff.publish_newest(resolver)
             os.unlink(resolver.sync_file("publishing"))
         deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
-        state = State.load(resolver)
-        folders: list[str] | None = session_folders(resolver)
-        state.forget_missing(folders or [])
+        state: State | None = None
         for _ in range(PUSH_ATTEMPTS):
-            say("fetching")
             fetch = Fetch(resolver, environ, probe=False)  # a round fetches anyway: no ls-remote first
             try:
-                out = outgoing(resolver, state, host, folders)  # this machine's side needs no remote: while git fetches
-                folders = None  # the next try lists them again: an import may have brought some
+                # this machine's side needs no remote: it is read while git fetches
+                folders = session_folders(resolver)  # each try lists them again: an import may have brought some
+                if state is None:
+                    state = State.load(resolver)
+                    state.forget_missing(folders)
+                out = outgoing(resolver, state, host, folders)
+                say("fetching")
                 commit = fetch.finish(deadline, state.imported)
             finally:
                 fetch.stop()
@@ -160,15 +162,15 @@ def push(
 
 def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
     state.pushed.update(out.signatures)
-    state.foreign -= out.signatures.keys()  # resumed here: this machine's from now on
-    for session_id in out.signatures:  # resumed after a removal: sent again, marker and all
-        state.removed.pop(session_id, None)
+    for session_id in out.signatures:
+        state.foreign.pop(session_id, None)  # resumed here: this machine's from now on
+        state.removed.pop(session_id, None)  # resumed after a removal: sent again, marker and all
         with contextlib.suppress(FileNotFoundError):
             os.unlink(resolver.sync_touched_marker(session_id))
     for session_id in out.removals:
         state.removed[session_id] = None
         state.pushed.pop(session_id, None)
-        state.foreign.discard(session_id)
+        state.foreign.pop(session_id, None)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(resolver.sync_removed_marker(session_id))
     if out.active is not None:
@@ -263,6 +265,7 @@ def status(resolver: PathResolver) -> dict[str, object]:
         "pending_sessions": len(pending.signatures),
         "pending_removals": len(pending.removals),
         "imported_sessions": len(state.foreign),
+        "imported_bytes": sum(state.foreign.values()),
         "conflicts": state.conflicts,
         "refused": state.refused[-10:],
         "not_synced": pending.skipped,
@@ -285,7 +288,8 @@ def status_lines(info: dict[str, object]) -> list[str]:
     if isinstance(tidy, dict) and not tidy.get("ok"):
         lines.append(f"last packing of the private repository: {tidy.get('at')} FAILED: {tidy.get('detail')}")
     lines.append(f"pending: {info['pending_sessions']} session(s), {info['pending_removals']} removal(s)")
-    lines.append(f"imported from other machines: {info['imported_sessions']} session(s)")
+    held = int(info["imported_bytes"]) // (1024 * 1024)  # type: ignore[call-overload]
+    lines.append(f"imported from other machines: {info['imported_sessions']} session(s), {held} MiB")
     lines += [f"conflict: {k}: {v}" for k, v in dict(info["conflicts"]).items()]  # type: ignore[call-overload]
     lines += [f"refused: {r}" for r in info["refused"]]  # type: ignore[attr-defined]
     lines += [f"not synced: {s}" for s in info["not_synced"]]  # type: ignore[attr-defined]

@@ -35,7 +35,8 @@ class State:
     def __init__(self, data: dict) -> None:
         self.imported = data.get("imported_commit") if isinstance(data.get("imported_commit"), str) else None
         self.pushed: dict[str, str] = {k: v for k, v in _dict(data, "pushed").items() if isinstance(v, str)}
-        self.foreign: set[str] = {i for i in _list(data, "foreign") if isinstance(i, str)}
+        # sessions imported from other machines, with the bytes each import wrote here (MAX_HELD_BYTES)
+        self.foreign: dict[str, int] = {k: v for k, v in _dict(data, "foreign").items() if isinstance(v, int)}
         self.removed: dict[str, None] = dict.fromkeys(i for i in _list(data, "removed") if isinstance(i, str))
         self.conflicts: dict[str, str] = {k: v for k, v in _dict(data, "conflicts").items() if isinstance(v, str)}
         self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-MAX_REFUSALS:]
@@ -55,6 +56,9 @@ class State:
         if len(data) > MAX_STATE_BYTES:
             raise StatePaused(f"{path} is over {MAX_STATE_BYTES // (1024 * 1024)} MiB; {fix}")
         loaded = json_object(data)
+        foreign = loaded.get("foreign")
+        if isinstance(foreign, list) and all(isinstance(i, str) for i in foreign):  # before sizes were kept
+            loaded["foreign"] = dict.fromkeys(foreign, 0)
         if not loaded and data.strip() != b"{}" or _misshapen(loaded):
             raise StatePaused(f"{path} is damaged; {fix}")
         return cls(loaded)
@@ -66,7 +70,7 @@ class State:
         for known in (self.pushed, self.conflicts):
             for session_id in [i for i in known if i not in present]:
                 del known[session_id]
-        self.foreign &= present
+        self.foreign = {i: size for i, size in self.foreign.items() if i in present}
         for session_id in list(self.removed)[: max(len(self.removed) - MAX_REMOVED, 0)]:
             del self.removed[session_id]
 
@@ -74,7 +78,7 @@ class State:
         data = {
             "imported_commit": self.imported,
             "pushed": self.pushed,
-            "foreign": sorted(self.foreign),
+            "foreign": self.foreign,
             "removed": list(self.removed),  # oldest first
             "conflicts": self.conflicts,
             "refused": self.refused,
@@ -91,27 +95,28 @@ class State:
 
 # What each field of state.json holds: a field of another shape (a hand edit, a bug) would be read
 # as empty, which sends everything again and forgets removals: damage, and sync waits.
-SHAPES: dict[str, type | tuple[type, ...]] = {
-    "imported_commit": (str, type(None)),
-    "pushed": dict,
-    "foreign": list,
-    "removed": list,
-    "conflicts": dict,
-    "refused": list,
-    "active_pushed": list,
+# Each field: (its type, the type of the items or values it holds).
+SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
+    "imported_commit": ((str, type(None)), object),
+    "pushed": (dict, str),
+    "foreign": (dict, int),
+    "removed": (list, str),
+    "conflicts": (dict, str),
+    "refused": (list, str),
+    "active_pushed": (list, str),
 }
 
 
 def _misshapen(data: dict) -> bool:
     """Whether a known field holds another kind of value, or a collection holds what it should not."""
-    for key, shape in SHAPES.items():
+    for key, (shape, item) in SHAPES.items():
         value = data.get(key)
         if key not in data:
             continue
         if not isinstance(value, shape):
             return True
         items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
-        if any(not isinstance(item, str) for item in items):
+        if any(not isinstance(v, item) for v in items):
             return True
     return False
 
