@@ -64,7 +64,9 @@ def test_two_sessions_ending_at_once_leave_the_newer_handoff(
 
     board = root / "acme" / "widget" / ".blackboard"
     metas = [json.loads((board / "sessions" / i / "_meta.json").read_text()) for i in ids]
-    newer, older = sorted(metas, key=lambda m: (m["ended"], m["session_id"]), reverse=True)
+    # newer as handoffs order (ADR 19): by generation (one that ended after the other was published
+    # comes after it, even within the same second), then by end, then by id
+    newer, older = sorted(metas, key=lambda m: (m["generation"], m["ended"], m["session_id"]), reverse=True)
     latest = (board / "handoff" / "latest-handoff.md").read_text()
     fields = dict(line.split(": ", 1) for line in latest.split("---\n")[1].strip().splitlines())
     assert json.loads(fields["session_id"]) == newer["session_id"]

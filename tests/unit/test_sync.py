@@ -750,7 +750,7 @@ def test_imports_round_after_round_stop_at_what_all_of_them_may_hold(
         send(prefix)
         assert len(_round(alpha, "alpha").imported) == 2
     send("r")
-    with pytest.raises(TooLarge, match=r"imported here would come to over 3 MiB \(2 MiB held; `blackboard cleanup`"):
+    with pytest.raises(TooLarge, match=r"imported here would come to over 3 MiB \(2.0 MiB held; `blackboard cleanup`"):
         _round(alpha, "alpha")
     assert not os.path.lexists(alpha.get_session_blackboard_dir("r0"))
     status = "\n".join(sync.status_lines(sync.status(alpha)))
@@ -760,6 +760,76 @@ def test_imports_round_after_round_stop_at_what_all_of_them_may_hold(
     for session_id in ("p0", "p1"):  # as a cleanup would: room again
         shutil.rmtree(alpha.get_session_blackboard_dir(session_id))
     assert sorted(_round(alpha, "alpha").imported) == ["r0", "r1"]
+
+
+def _beta_session(tmp_path: Path, bare: str) -> tuple[PathResolver, PathResolver]:
+    """alpha and beta syncing through ``bare``; beta has sent b1, a finished session, and alpha took it."""
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(beta, "b1", "beta")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    return alpha, beta
+
+
+def _on_disk(resolver: PathResolver, session_id: str) -> int:
+    folder = Path(resolver.get_session_blackboard_dir(session_id))
+    return sum(p.lstat().st_size for p in [*folder.iterdir(), Path(resolver.handoff_path(session_id))])
+
+
+def test_what_an_imported_session_holds_is_counted_as_it_is_on_disk_after_each_update(
+    tmp_path: Path, bare: str
+) -> None:
+    """An update that leaves out the handoff, or one that drops board files, must not shrink the count."""
+    alpha, beta = _beta_session(tmp_path, bare)
+    handoff_path = "handoff/handoff-b1.md"
+    text = Path(beta.handoff_path("b1")).read_text()
+    _hostile(bare, {handoff_path: (text + "padding\n" * 40_000).encode()})
+    _round(alpha, "alpha")
+    assert sync.State.load(alpha).foreign["b1"] == _on_disk(alpha, "b1") > 300_000
+
+    notes = "sessions/b1/session-notes.md"
+    _hostile(bare, {notes: Path(beta.get_session_blackboard_dir("b1"), "session-notes.md").read_bytes() + b"x"})
+    _round(alpha, "alpha")  # the folder read again, the handoff not
+    assert sync.State.load(alpha).foreign["b1"] == _on_disk(alpha, "b1") > 300_000
+
+    _hostile(bare, {"sessions/b1/active-tasks.md": None, "sessions/b1/shared-context.md": None})
+    _round(alpha, "alpha")  # what the update no longer holds goes here too
+    assert sorted(os.listdir(alpha.get_session_blackboard_dir("b1"))) == ["_meta.json", "session-notes.md"]
+    assert sync.State.load(alpha).foreign["b1"] == _on_disk(alpha, "b1")
+
+
+def test_an_update_of_a_session_held_here_is_not_counted_on_top_of_its_old_copy(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha, beta = _beta_session(tmp_path, bare)
+    notes = "sessions/b1/session-notes.md"
+    _hostile(bare, {notes: os.urandom(1400 * 1024)})
+    _round(alpha, "alpha")
+    held = sync.State.load(alpha).foreign["b1"]
+    monkeypatch.setattr(inbound, "MAX_HELD_BYTES", held + 100 * 1024)  # room for the update, not for two copies
+    _hostile(bare, {notes: os.urandom(1400 * 1024 + 14)})
+    assert _round(alpha, "alpha").imported == ["b1"]
+
+
+def test_a_remote_handoff_that_is_not_utf8_is_refused_not_written_three_times_its_size(
+    tmp_path: Path, bare: str
+) -> None:
+    alpha, beta = _beta_session(tmp_path, bare)
+    _ended(beta, "b2", "beta")
+    _round(beta, "beta")
+    handoff_path = "handoff/handoff-b2.md"
+    _hostile(bare, {handoff_path: Path(beta.handoff_path("b2")).read_bytes() + b"\xff" * 100_000})
+    done = _round(alpha, "alpha")
+    assert any("b2: its handoff is not UTF-8" in line for line in done.refused)
+    assert not os.path.lexists(alpha.handoff_path("b2"))
+
+
+@pytest.mark.parametrize("size", [-1_048_576, True, 2**60], ids=["negative", "true", "past-2**53"])
+def test_a_state_whose_sizes_would_lift_or_jam_the_bound_pauses_sync(resolver: PathResolver, size: object) -> None:
+    os.makedirs(resolver.sync_dir)
+    Path(resolver.sync_file("state.json")).write_text(json.dumps({"foreign": {"a1": size}}))
+    with pytest.raises(sync.StatePaused, match="damaged"):
+        sync.State.load(resolver)
 
 
 def test_a_state_written_before_sizes_were_kept_still_knows_its_imported_sessions(resolver: PathResolver) -> None:

@@ -21,6 +21,7 @@ from .inbound import (
     MAX_ACTIVE_BYTES,
     MAX_ACTIVE_RECORDS,
     MAX_FILE_BYTES,
+    SESSION_FILES,
     Accepted,
     Layout,
     Refused,
@@ -62,7 +63,8 @@ def import_commit(
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
         entries, unremoved = _entries_to_read(store, reader, state.imported, commit, deadline)
         layout = Layout(entries)
-        too_large = layout.too_large(held=sum(state.foreign.values()))
+        held = sum(size for i, size in state.foreign.items() if i not in layout.sessions)  # the rest it replaces
+        too_large = layout.too_large(held)
         if too_large:
             raise TooLarge(f"{too_large}; refused, nothing kept")
         result.refused += layout.problems
@@ -179,8 +181,8 @@ def _entries_to_read(
     """The files of ``new`` worth a look, with their sizes: all of them the first time, else what changed since
     ``old``; and the sessions whose removal marker went since ``old`` (sent again by a machine that resumed them).
 
-    A new session folder comes whole in the diff. One that changed is listed whole, since
-    an import replaces a folder whole; so is the folder of a handoff that changed alone (a
+    A new session folder comes whole in the diff. One that changed, or lost a file, is listed
+    whole, since an import replaces a folder whole; so is the folder of a handoff that changed alone (a
     round that ran between a session's end and its final handoff). A diff names no sizes:
     they are asked for before any content, so an oversized file is refused unread.
     """
@@ -203,12 +205,14 @@ def _entries_to_read(
     for status, entry in changes:
         if status == "D" and entry.path.startswith("removed/"):
             unremoved.add(entry.path[len("removed/") :])
-        if status == "D" or entry.kind == "tree":
+        if entry.kind == "tree":
             continue
         parts = entry.path.split("/")
         folder = "/".join(parts[:2])
         if parts[0] == "sessions" and len(parts) > 2 and folder not in whole:
-            relist.add(folder)
+            relist.add(folder)  # a file that went as well: the copy here loses it too
+            continue
+        if status == "D":
             continue
         entries.append(entry)
         handed_off = handoff_id(parts[1]) if parts[0] == "handoff" and len(parts) == 2 else None
@@ -247,8 +251,7 @@ def _import_session(
         if existing.get("host") != checked.meta.get("host") and not _unchanged_since_sync(resolver, state, session_id):
             return Refused(f"also sent by {inline(existing.get('host'), 64)}; kept the first one", "conflict")
         same = _same(resolver, session_id, checked.files)
-    # before the move: an import cut short must not take it for this machine's
-    state.foreign[session_id] = sum(map(len, checked.files.values())) + len(checked.handoff or "")
+    state.foreign.setdefault(session_id, 0)  # before the move: an import cut short must not take it for ours
     if not same:
         _move_in(resolver, session_id, checked.files)
     state.pushed[session_id] = metadata_stamp(resolver, session_id)  # as it came: sent again once worked on here
@@ -258,11 +261,21 @@ def _import_session(
         handoff.write_session_handoff(resolver, session_id, text)
     else:
         checked.order = None  # nothing new to offer
+    state.foreign[session_id] = _bytes_held(resolver, session_id)
     return checked
 
 
+def _bytes_held(resolver: PathResolver, session_id: str) -> int:
+    """What an imported session takes here: its folder's files and its handoff, as they are on disk."""
+    paths = [e.path for e in os.scandir(resolver.get_session_blackboard_dir(session_id))]
+    return sum(os.lstat(p).st_size for p in [*paths, resolver.handoff_path(session_id)] if os.path.lexists(p))
+
+
 def _same(resolver: PathResolver, session_id: str, files: dict[str, bytes]) -> bool:
+    """Whether the copy here holds exactly ``files``: a board file the update no longer holds counts too."""
     directory = resolver.get_session_blackboard_dir(session_id)
+    if {n for n in os.listdir(directory) if n in SESSION_FILES} != files.keys():
+        return False
     return all(read_bounded(os.path.join(directory, name), MAX_FILE_BYTES + 1) == data for name, data in files.items())
 
 

@@ -70,8 +70,9 @@ class Layout:
     def too_large(self, held: int = 0) -> str | None:
         """Why the whole commit is refused for its size (and forgotten), or None.
 
-        ``held``: what earlier imports hold here. Each import is bounded, and so are all of them
-        together, so a remote that sends new sessions before every round cannot fill the disk.
+        ``held``: what earlier imports hold here, less the sessions this commit replaces. Each
+        import is bounded, and so are all of them together, so a remote that sends new sessions
+        before every round cannot fill the disk.
         """
         mib = 1024 * 1024
         if self.oversized:
@@ -81,7 +82,7 @@ class Layout:
         if held + self.taken_bytes > MAX_HELD_BYTES:
             return (
                 f"the sessions imported here would come to over {MAX_HELD_BYTES // mib} MiB "
-                f"({held // mib} MiB held; `blackboard cleanup` removes old sessions)"
+                f"({held / mib:.1f} MiB held; `blackboard cleanup` removes old sessions)"
             )
         if self.refused_bytes > MAX_REFUSED_BYTES:
             return f"the remote holds over {MAX_REFUSED_BYTES // mib} MiB outside the board layout"
@@ -201,7 +202,10 @@ def check_handoff(
     handoff with no end to be ordered by); or why not."""
     if data is None or len(data) > handoff.MAX_HANDOFF_READ:
         return Refused("its handoff is missing or too large; refused")
-    text = data.decode("utf-8", "replace")
+    try:
+        text = data.decode("utf-8")  # never with U+FFFD: that would write three bytes for each one read
+    except UnicodeDecodeError:
+        return Refused("its handoff is not UTF-8; refused")
     try:
         fields, _ = handoff.split_front_matter(text, yaml_allowed=False)
     except ValueError:

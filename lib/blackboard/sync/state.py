@@ -95,6 +95,7 @@ class State:
 
 # What each field of state.json holds: a field of another shape (a hand edit, a bug) would be read
 # as empty, which sends everything again and forgets removals: damage, and sync waits.
+MAX_SIZE = 2**53  # of one imported session, in state.json: beyond it, a number JSON readers round
 # Each field: (its type, the type of the items or values it holds).
 SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
     "imported_commit": ((str, type(None)), object),
@@ -118,6 +119,8 @@ def _misshapen(data: dict) -> bool:
         items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
         if any(not isinstance(v, item) for v in items):
             return True
+        if key == "foreign" and any(type(v) is not int or not 0 <= v < MAX_SIZE for v in items):
+            return True  # a negative size would lift the bound on what imports hold; True is no size
     return False
 
 
