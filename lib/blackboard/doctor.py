@@ -17,8 +17,7 @@ from typing import NamedTuple
 from . import environment, handoff, recovery, render, settings
 from .clock import compact_now, format_utc, now_iso
 from .errors import BlackboardError
-from .fsutil import PRIVATE_DIR, PRIVATE_FILE, make_dirs
-from .locks import held_for
+from .fsutil import PRIVATE_DIR, PRIVATE_FILE, held_for, make_dirs
 from .meta import ABANDONED, ACTIVE, FINISHED, new_meta, write_meta
 from .paths import PathResolver
 from .registry import (

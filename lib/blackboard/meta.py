@@ -6,8 +6,7 @@ import json
 from collections.abc import Callable
 
 from .errors import BlackboardError
-from .fsutil import atomic_write, read_bounded
-from .locks import file_lock
+from .fsutil import atomic_write, file_lock, read_bounded
 
 SCHEMA_VERSION = 1
 MAX_META_BYTES = 1024 * 1024
