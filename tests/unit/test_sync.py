@@ -705,10 +705,7 @@ def test_a_small_pack_that_would_write_much_is_refused_whole(
 ) -> None:
     """One blob named by many sessions' files: a tiny pack, and many times its size on disk."""
     monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 2 << 20)
-    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
-    _ended(beta, "b1", "beta")
-    _round(beta, "beta")
-    _round(alpha, "alpha")
+    alpha, beta = _beta_session(tmp_path, bare)
     meta = Path(beta.meta_path("b1")).read_text()
     blob = os.urandom(300 * 1024)
     files = {}
@@ -728,10 +725,7 @@ def test_imports_round_after_round_stop_at_what_all_of_them_may_hold(
 ) -> None:
     """A remote that sends new sessions before every round, each round's import under its own bound."""
     monkeypatch.setattr(inbound, "MAX_HELD_BYTES", 3 << 20)
-    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
-    _ended(beta, "b1", "beta")
-    _round(beta, "beta")
-    _round(alpha, "alpha")
+    alpha, beta = _beta_session(tmp_path, bare)
     meta = Path(beta.meta_path("b1")).read_text()
 
     def send(prefix: str) -> None:  # two sessions of 512 KiB each, new bytes every time

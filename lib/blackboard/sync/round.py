@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from .. import handoff, settings
 from ..environment import PLUGIN_ROOT
 from ..errors import BlackboardError
-from ..fsutil import refuse_links
+from ..fsutil import file_lock, refuse_links, try_lock
 from ..gitstore import GitFailed, TooLarge
-from ..locks import file_lock, try_lock
 from ..paths import PathResolver
 from ..project import safe_segment
 from ..redact import redact_remote
