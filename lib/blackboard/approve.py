@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import stat
 from collections.abc import Callable
+
+from .fsutil import link_on_the_way
 
 OPTION = r"--?[A-Za-z][-A-Za-z0-9_]*(=.*)?"  # how the CLI tells an option from a word (cli._Command)
 # Options that take a value, as the CLI declares them: everywhere, and on each command.
@@ -71,8 +74,6 @@ def decision(
     """
     if not isinstance(command, str) or not _literal_words_only(command):
         return False
-    import shlex
-
     try:
         words = shlex.split(command, posix=True)
     except ValueError:  # an unterminated quote
@@ -217,15 +218,7 @@ def _through_a_link(cwd: str, path: str) -> bool:
     Git judges a link by its own path, and ``link/..`` is one folder to git but another to
     the kernel: an approved file is one the written path names directly.
     """
-    if os.path.isabs(path):
-        path = os.path.relpath(path, cwd)
-    current = cwd
-    for part in path.split(os.sep):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            return True  # after a link, '..' is not where the text says; before one, it leaves cwd
-        current = os.path.join(current, part)
-        if os.path.islink(current):
-            return True
-    return False
+    parts = os.path.relpath(path, cwd).split(os.sep) if os.path.isabs(path) else path.split(os.sep)
+    if os.pardir in parts:
+        return True  # after a link, '..' is not where the text says; before one, it leaves cwd
+    return link_on_the_way(cwd, parts) is not None

@@ -18,6 +18,7 @@ import subprocess
 import time
 from collections.abc import Mapping
 
+from .fsutil import link_on_the_way
 from .gitinfo import SHA, checkout_around
 
 MAX_COMMITS = 20
@@ -186,7 +187,7 @@ def _through_a_link(toplevel: str, relative: str) -> bool:
     parts = relative.split(os.sep)
     if parts[0] == os.pardir:
         return False  # not inside the checkout: git has no say
-    return any(os.path.islink(os.path.join(toplevel, *parts[:n])) for n in range(1, len(parts) + 1))
+    return link_on_the_way(toplevel, parts) is not None
 
 
 def _fold(name: str) -> str:

@@ -207,6 +207,14 @@ def read_bounded(path: str, max_bytes: int, follow: bool = False) -> bytes | Non
         return None
 
 
+def names_in(directory: str) -> list[str]:
+    """The names in a folder; none when it is missing or cannot be listed."""
+    try:
+        return os.listdir(directory)
+    except OSError:
+        return []
+
+
 def read_given_file(path: str, max_bytes: int) -> bytes | None:
     """At most ``max_bytes`` of a file a command was given (``--file``); None when it does not exist.
 
@@ -226,7 +234,7 @@ def read_given_file(path: str, max_bytes: int) -> bytes | None:
         if os.fstat(handle.fileno()).st_nlink > 1:
             raise BlackboardError(f"--file {path} has other names (hard links); give a copy of it")
         folders = [] if os.path.isabs(path) else os.path.normpath(path).split(os.sep)[:-1]
-        if any(os.path.islink(os.path.join(*folders[:n])) for n in range(1, len(folders) + 1)):
+        if link_on_the_way(os.curdir, folders) is not None:
             raise BlackboardError(f"--file {path} goes through a symbolic link; give the path it points to")
         return handle.read(max_bytes)
 
@@ -298,20 +306,30 @@ def refuse_links(root: str, path: str) -> None:
     Nothing is read or written through a link inside the root: a link there could lead a
     write outside it, or a read of any file into a handoff. What does not exist yet is fine.
     """
-    from .errors import BlackboardError
-
     relative = os.path.relpath(path, root)
     if relative == ".." or relative.startswith(".." + os.sep) or os.path.isabs(relative):
         raise BlackboardError(f"refusing {path}: it is outside {root}")
-    current = root
-    for part in relative.split(os.sep):
+    link = link_on_the_way(root, relative.split(os.sep))
+    if link is not None:
+        raise BlackboardError(
+            f"refusing {link}: a symbolic link inside {root}; nothing is written or read through one "
+            "(`blackboard doctor` names them)"
+        )
+
+
+def link_on_the_way(base: str, parts: list[str]) -> str | None:
+    """The first of ``base/part1``, ``base/part1/part2``, … that is a symbolic link, or None.
+
+    Empty and ``.`` parts are skipped; past a part that does not exist, nothing does.
+    """
+    current = base
+    for part in parts:
+        if part in ("", os.curdir):
+            continue
         current = os.path.join(current, part)
         try:
-            is_link = stat.S_ISLNK(os.lstat(current).st_mode)
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return current
         except FileNotFoundError:
-            return
-        if is_link:
-            raise BlackboardError(
-                f"refusing {current}: a symbolic link inside {root}; nothing is written or read through one "
-                "(`blackboard doctor` names them)"
-            )
+            return None
+    return None

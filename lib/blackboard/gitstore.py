@@ -16,10 +16,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 
 from .errors import BlackboardError
-from .fsutil import read_bounded
+from .fsutil import names_in, read_bounded
 
 BLOB, GITLINK = "blob", "160000"
 MAX_ENTRIES = 100_000  # files of a remote tree one round reads: about 20 000 sessions
+MAX_HISTORY_BYTES = 64 * 1024 * 1024  # packs kept beside the largest one before everything unreachable goes
 WATCH_SECONDS = 0.1
 # No prompt may wait for a person: git's own, its askpass helpers (an empty GIT_ASKPASS
 # stops git from trying core.askPass and SSH_ASKPASS), Git Credential Manager's, ssh's.
@@ -183,8 +184,10 @@ class Store:
         """Point ``ref`` back at ``commit`` (or delete it) and delete every object nothing refers to any more.
 
         What a refused fetch brought leaves the disk: the pack it came in is rewritten without it.
+        A ``commit`` no longer here (a tidying dropped it) leaves ``ref`` deleted.
         """
-        self.run(["update-ref", ref, commit] if commit else ["update-ref", "-d", ref])
+        here = commit is not None and self.resolve(commit) is not None
+        self.run(["update-ref", ref, commit] if here and commit else ["update-ref", "-d", ref])
         for name in ("FETCH_HEAD",):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(self.git_dir, name))
@@ -195,16 +198,26 @@ class Store:
     def remove_partial_packs(self) -> None:
         """Delete what a stopped fetch was writing (``objects/pack/tmp_*``)."""
         pack_dir = os.path.join(self.git_dir, "objects", "pack")
-        for name in _names(pack_dir):
+        for name in names_in(pack_dir):
             if name.startswith("tmp_"):
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(pack_dir, name))
+
+    def history_bytes(self) -> int:
+        """The bytes of every pack but the largest: roughly what came since the repository was last packed whole."""
+        pack_dir = os.path.join(self.git_dir, "objects", "pack")
+        sizes = [0]
+        for name in names_in(pack_dir):
+            if name.endswith(".pack"):
+                with contextlib.suppress(OSError):
+                    sizes.append(os.lstat(os.path.join(pack_dir, name)).st_size)
+        return sum(sizes) - max(sizes)
 
     def partial_pack_bytes(self) -> int:
         """The bytes a fetch under way has written so far (its ``objects/pack/tmp_pack_*``)."""
         pack_dir = os.path.join(self.git_dir, "objects", "pack")
         total = 0
-        for name in _names(pack_dir):
+        for name in names_in(pack_dir):
             if name.startswith("tmp_"):
                 with contextlib.suppress(OSError):
                     total += os.lstat(os.path.join(pack_dir, name)).st_size
@@ -256,13 +269,20 @@ class Store:
 
 
 class Tidying:
-    """``git gc --auto`` running while the ``with`` block reads the repository; waited for at its end.
+    """``git gc`` running while the ``with`` block reads the repository; waited for at its end.
 
     Automatic gc is off for the hooks' sake, yet every fetch and every commit adds loose
     objects or a pack: left alone, lookups slow down month by month. This packs them when
-    git's usual thresholds say so. Git lets gc run beside readers; nothing may write a ref
-    meanwhile, so the block must not commit or fetch. A gc that fails (a full disk) does
-    not fail the block: ``problem`` says why, and the next round packs again.
+    git's usual thresholds say so, and packs everything once the packs beside the largest
+    hold over ``MAX_HISTORY_BYTES``. Fetches are shallow, so what the remote's newest commit
+    and this machine's last push no longer hold is unreachable, and gc deletes it at once:
+    the remote's history, and what it sent that was refused, does not pile up here.
+
+    Git lets gc run beside readers, but it deletes what nothing refers to: ``start`` it
+    only once the block reads what the refs name alone (the remote's commit, not the one
+    the last import came from). Nothing may write a ref meanwhile, so the block must not
+    commit or fetch. A gc that fails (a full disk) does not fail the block: ``problem``
+    says why, and the next round packs again.
     """
 
     CONFIG = ("-c", "gc.auto=6700", "-c", "gc.autoPackLimit=50", "-c", "gc.autoDetach=false")
@@ -270,17 +290,23 @@ class Tidying:
     def __init__(self, store: Store, deadline: float | None) -> None:
         self.store, self.deadline = store, deadline
         self.problem: str | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Tidying:
-        self.proc = self.store.spawn([*self.CONFIG, "gc", "--auto", "--quiet"])
         return self
 
+    def start(self) -> subprocess.Popen[bytes]:
+        """Start gc, once: packing everything when history is over its bound, else only when git says so."""
+        if self.proc is None:
+            due = [] if self.store.history_bytes() > MAX_HISTORY_BYTES else ["--auto"]
+            self.proc = self.store.spawn([*self.CONFIG, "-c", "gc.pruneExpire=now", "gc", *due, "--quiet"])
+        return self.proc
+
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
-        if kind is not None:
-            _stop(self.proc)
+        if kind is not None and self.proc is None:
             return
-        try:
-            self.store.finish(self.proc, None, self.deadline)
+        try:  # a gc under way is waited for even when the block failed: a gc stopped half-way leaves litter
+            self.store.finish(self.start(), None, self.deadline)
         except GitFailed as exc:
             self.problem = str(exc)
 
@@ -374,13 +400,6 @@ def _records(proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[
         yield from filter(None, records)
     if pending:
         yield pending
-
-
-def _names(directory: str) -> list[str]:
-    try:
-        return os.listdir(directory)
-    except OSError:
-        return []
 
 
 def _entry(record: bytes) -> Entry:

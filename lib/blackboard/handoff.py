@@ -315,6 +315,14 @@ def _arriving(text: str) -> tuple[dict[str, object], str]:
     return fields, body
 
 
+def handoff_id(name: str) -> str | None:
+    """The session of ``handoff-{id}.md``, or None for any other name."""
+    if not (name.startswith("handoff-") and name.endswith(".md")):
+        return None
+    session_id = name[len("handoff-") : -len(".md")]
+    return session_id if is_session_id(session_id) else None
+
+
 def publish_newest(resolver: PathResolver) -> bool:
     """Make the newest finished session's handoff this machine holds the latest, if it is not yet.
 
@@ -334,8 +342,8 @@ def publish_newest(resolver: PathResolver) -> bool:
     newest: tuple[tuple[int, float, str], str] | None = None
     for entry in found:
         name = entry.name
-        session_id = name[len("handoff-") : -len(".md")] if name.startswith("handoff-") and name.endswith(".md") else ""
-        if not is_session_id(session_id):
+        session_id = handoff_id(name)
+        if session_id is None:
             continue
         try:
             arrived = entry.stat(follow_symlinks=False).st_mtime

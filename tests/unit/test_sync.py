@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from blackboard import registry, settings, sync
+from blackboard import gitstore, registry, settings, sync
 from blackboard.errors import BlackboardError
 from blackboard.gitstore import Entry, GitFailed, Store, TooLarge
 from blackboard.paths import PathResolver
@@ -871,3 +871,37 @@ def test_a_state_of_another_shape_pauses_sync_rather_than_reading_as_empty(resol
     Path(resolver.sync_file("state.json")).write_text(json.dumps({"pushed": {"a1": "sig"}, **data}))
     with pytest.raises(sync.StatePaused, match="damaged"):
         sync.State.load(resolver)
+
+
+def test_what_a_remote_sent_and_took_back_does_not_pile_up_in_the_private_repository(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A remote whose every commit brings 1 MiB that is refused here, and takes it back in the next."""
+    monkeypatch.setattr(gitstore, "MAX_HISTORY_BYTES", 2 << 20)
+    alpha, beta = _beta_session(tmp_path, bare)
+    meta = Path(beta.meta_path("b1")).read_text().replace('"widget"', '"other"')
+    store, sent = Store(alpha.sync_repo, os.environ), []
+    for n in range(8):
+        junk = os.urandom(1 << 20)
+        sent.append(store.run(["hash-object", "--stdin"], stdin=junk).decode().strip())
+        gone = [f"sessions/j{n - 1}/{name}" for name in ("_meta.json", "session-notes.md")] if n else []
+        files = {f"sessions/j{n}/_meta.json": meta.replace('"b1"', f'"j{n}"').encode()}
+        _hostile(bare, {**files, f"sessions/j{n}/session-notes.md": junk, **dict.fromkeys(gone)})
+
+        done = _round(alpha, "alpha")
+
+        assert done.imported == []
+        assert any(line.startswith(f"j{n}: ") for line in done.refused)
+    held = [sha for sha in sent if _exists(store, sha)]
+    assert sent[0] not in held
+    assert len(held) <= 4  # the newest, and what came since the last packing: never every round's
+    assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 6 << 20
+    assert sync.status(alpha)["last_tidy"]["ok"] is True  # type: ignore[index]
+
+
+def _exists(store: Store, sha: str) -> bool:
+    try:
+        store.run(["cat-file", "-e", sha])
+    except GitFailed:
+        return False
+    return True

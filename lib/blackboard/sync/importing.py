@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .. import handoff
@@ -27,7 +28,6 @@ from .inbound import (
     Refused,
     active_records,
     check_session,
-    handoff_id,
     updated,
 )
 from .state import State, metadata_stamp, metadata_unchanged, read_json, session_signature
@@ -46,12 +46,19 @@ class Imported:
 
 
 def import_commit(
-    resolver: PathResolver, store: Store, state: State, commit: str | None, host: str, deadline: float
+    resolver: PathResolver,
+    store: Store,
+    state: State,
+    commit: str | None,
+    host: str,
+    deadline: float,
+    compared: Callable[[], object] = lambda: None,
 ) -> Imported:
     """Take what ``commit`` holds that this machine lacks, checking every file; stops at ``deadline``.
 
     What moved in is recorded in ``state`` at once, so an import that stops half-way (a
     deadline, a disk error) never mistakes its own arrivals for this machine's sessions.
+    ``compared`` is called once the commit the last import came from is read no more.
     """
     result = Imported()
     if commit is None or commit == state.imported:
@@ -62,6 +69,7 @@ def import_commit(
     offers: list[tuple[tuple[int, float, str], str]] = []
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
         entries, unremoved = _entries_to_read(store, reader, state.imported, commit, deadline)
+        compared()
         layout = Layout(entries)
         held = sum(size for i, size in state.foreign.items() if i not in layout.sessions)  # the rest it replaces
         too_large = layout.too_large(held)
@@ -215,7 +223,7 @@ def _entries_to_read(
         if status == "D":
             continue
         entries.append(entry)
-        handed_off = handoff_id(parts[1]) if parts[0] == "handoff" and len(parts) == 2 else None
+        handed_off = handoff.handoff_id(parts[1]) if parts[0] == "handoff" and len(parts) == 2 else None
         if handed_off is not None and f"sessions/{handed_off}" not in whole:
             relist.add(f"sessions/{handed_off}")
     if len(relist) >= 1000:  # one listing of the whole tree is cheaper than a long argument list

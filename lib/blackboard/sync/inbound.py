@@ -63,7 +63,7 @@ class Layout:
                     self.problems.append(f"{inline(entry.path, 200)}: {problem}")
                 parts = entry.path.split("/")
                 if parts[0] in ("sessions", "handoff") and len(parts) > 1:
-                    self.spoiled.add(parts[1] if parts[0] == "sessions" else handoff_id(parts[1]) or parts[1])
+                    self.spoiled.add(parts[1] if parts[0] == "sessions" else handoff.handoff_id(parts[1]) or parts[1])
         if refused > MAX_REFUSALS:
             self.problems.append(f"and {refused - MAX_REFUSALS} more entries refused")
 
@@ -108,7 +108,7 @@ class Layout:
             self.sessions.setdefault(parts[1], {})[parts[2]] = entry
             return None
         if parts[0] == "handoff" and len(parts) == 2:
-            session_id = handoff_id(parts[1])
+            session_id = handoff.handoff_id(parts[1])
             if session_id is not None:
                 self.handoffs[session_id] = entry
                 return None
@@ -116,14 +116,6 @@ class Layout:
             self.active[parts[1][: -len(".json")]] = entry
             return None
         return "not part of the board layout; refused"
-
-
-def handoff_id(name: str) -> str | None:
-    """The session of ``handoff-{id}.md``, or None for any other name."""
-    if not (name.startswith("handoff-") and name.endswith(".md")):
-        return None
-    session_id = name[len("handoff-") : -len(".md")]
-    return session_id if is_session_id(session_id) else None
 
 
 @dataclass

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .. import handoff
 from ..clock import now_iso
-from ..fsutil import create_exclusive, make_dirs, read_bounded, refuse_links
+from ..fsutil import create_exclusive, make_dirs, names_in, read_bounded, refuse_links
 from ..ids import is_session_id
 from ..meta import FINISHED, Meta, read_meta_or_none
 from ..paths import BOARD_FILES, META_FILE, PathResolver
@@ -48,7 +48,7 @@ def outgoing(resolver: PathResolver, state: State, host: str, folders: list[str]
     ``folders``: the names under ``sessions/``, when the caller has listed them already.
     """
     out = Outgoing()
-    touched = set(_names(os.path.join(resolver.sync_dir, "touched")))
+    touched = set(names_in(os.path.join(resolver.sync_dir, "touched")))
     for name in session_folders(resolver) if folders is None else folders:
         if name in state.conflicts or not is_session_id(name):
             continue  # in conflict, or a board a cleanup set aside
@@ -106,13 +106,6 @@ def _add_session(resolver: PathResolver, meta: Meta, host: str, out: Outgoing) -
     # A removal the remote holds for a session this machine sends was never a cleanup's (those
     # it takes, and sends no more): the session goes out, and the marker that would hide it goes.
     files.append((f"removed/{session_id}", None))
-
-
-def _names(directory: str) -> list[str]:
-    try:
-        return os.listdir(directory)
-    except OSError:
-        return []
 
 
 def _removal_markers(resolver: PathResolver) -> list[str]:

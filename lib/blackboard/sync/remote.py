@@ -63,6 +63,7 @@ class Fetch:
             "fetch",
             "--no-write-fetch-head",  # it would name the remote in a file git makes under the umask
             "--no-tags",
+            "--depth=1",  # the newest commit alone: older ones, and what they held, need not stay here
             "--quiet",
             *served_by("upload-pack", remote),
             remote,

@@ -103,7 +103,7 @@ def sync_round(
                 fetch.stop()
             try:
                 with fetch.store.tidying(deadline) as tidying:  # git packs what earlier rounds left meanwhile
-                    imported = import_commit(resolver, fetch.store, state, commit, host, deadline)
+                    imported = import_commit(resolver, fetch.store, state, commit, host, deadline, tidying.start)
             except TooLarge as exc:  # refused whole: what the fetch brought leaves the disk
                 fetch.store.forget(FETCHED, state.imported)
                 note_status(resolver, "fetch", False, str(exc))
