@@ -726,24 +726,10 @@ def test_imports_round_after_round_stop_at_what_all_of_them_may_hold(
     """A remote that sends new sessions before every round, each round's import under its own bound."""
     monkeypatch.setattr(inbound, "MAX_HELD_BYTES", 3 << 20)
     alpha, beta = _beta_session(tmp_path, bare)
-    meta = Path(beta.meta_path("b1")).read_text()
-
-    def send(prefix: str) -> None:  # two sessions of 512 KiB each, new bytes every time
-        _hostile(
-            bare,
-            {
-                f"sessions/{prefix}{i}/{name}": meta.replace('"b1"', f'"{prefix}{i}"').encode()
-                if name == "_meta.json"
-                else os.urandom(512 * 1024)
-                for i in range(2)
-                for name in ("_meta.json", "session-notes.md")
-            },
-        )
-
     for prefix in ("p", "q"):
-        send(prefix)
+        _send_two(bare, beta, prefix)
         assert len(_round(alpha, "alpha").imported) == 2
-    send("r")
+    _send_two(bare, beta, "r")
     with pytest.raises(TooLarge, match=r"imported here would come to over 3 MiB \(2.0 MiB held; `blackboard cleanup`"):
         _round(alpha, "alpha")
     assert not os.path.lexists(alpha.get_session_blackboard_dir("r0"))
@@ -754,6 +740,40 @@ def test_imports_round_after_round_stop_at_what_all_of_them_may_hold(
     for session_id in ("p0", "p1"):  # as a cleanup would: room again
         shutil.rmtree(alpha.get_session_blackboard_dir(session_id))
     assert sorted(_round(alpha, "alpha").imported) == ["r0", "r1"]
+
+
+def _send_two(bare: str, beta: PathResolver, prefix: str) -> None:
+    """Two new sessions of beta's, of 512 KiB each, new bytes every time, straight into the remote."""
+    meta = Path(beta.meta_path("b1")).read_text()
+    _hostile(
+        bare,
+        {
+            f"sessions/{prefix}{i}/{name}": meta.replace('"b1"', f'"{prefix}{i}"').encode()
+            if name == "_meta.json"
+            else os.urandom(512 * 1024)
+            for i in range(2)
+            for name in ("_meta.json", "session-notes.md")
+        },
+    )
+
+
+def test_sessions_recorded_before_they_were_measured_count_towards_the_bound(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An import killed between the move and the measuring, or a state from before sizes were kept."""
+    monkeypatch.setattr(inbound, "MAX_HELD_BYTES", 3 << 20)
+    alpha, beta = _beta_session(tmp_path, bare)
+    for prefix in ("p", "q"):
+        _send_two(bare, beta, prefix)
+        _round(alpha, "alpha")
+    state = json.loads(Path(alpha.sync_file("state.json")).read_text())
+    state["foreign"] = dict.fromkeys(state["foreign"], 0)
+    Path(alpha.sync_file("state.json")).write_text(json.dumps(state))
+    _send_two(bare, beta, "r")
+
+    with pytest.raises(TooLarge, match=r"over 3 MiB \(2.0 MiB held"):
+        _round(alpha, "alpha")
+    assert sync.status(alpha)["imported_bytes"] == sum(_on_disk(alpha, i) for i in ("b1", "p0", "p1", "q0", "q1"))
 
 
 def _beta_session(tmp_path: Path, bare: str) -> tuple[PathResolver, PathResolver]:
@@ -767,7 +787,8 @@ def _beta_session(tmp_path: Path, bare: str) -> tuple[PathResolver, PathResolver
 
 def _on_disk(resolver: PathResolver, session_id: str) -> int:
     folder = Path(resolver.get_session_blackboard_dir(session_id))
-    return sum(p.lstat().st_size for p in [*folder.iterdir(), Path(resolver.handoff_path(session_id))])
+    paths = [*folder.iterdir(), Path(resolver.handoff_path(session_id))]
+    return sum(p.lstat().st_size for p in paths if os.path.lexists(p))
 
 
 def test_what_an_imported_session_holds_is_counted_as_it_is_on_disk_after_each_update(

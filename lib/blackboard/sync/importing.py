@@ -71,6 +71,7 @@ def import_commit(
         entries, unremoved = _entries_to_read(store, reader, state.imported, commit, deadline)
         compared()
         layout = Layout(entries)
+        _measure_unmeasured(resolver, state)
         held = sum(size for i, size in state.foreign.items() if i not in layout.sessions)  # the rest it replaces
         too_large = layout.too_large(held)
         if too_large:
@@ -275,8 +276,19 @@ def _import_session(
 
 def _bytes_held(resolver: PathResolver, session_id: str) -> int:
     """What an imported session takes here: its folder's files and its handoff, as they are on disk."""
-    paths = [e.path for e in os.scandir(resolver.get_session_blackboard_dir(session_id))]
-    return sum(os.lstat(p).st_size for p in [*paths, resolver.handoff_path(session_id)] if os.path.lexists(p))
+    with os.scandir(resolver.get_session_blackboard_dir(session_id)) as found:
+        held = sum(entry.stat(follow_symlinks=False).st_size for entry in found)
+    with contextlib.suppress(FileNotFoundError):
+        held += os.lstat(resolver.handoff_path(session_id)).st_size
+    return held
+
+
+def _measure_unmeasured(resolver: PathResolver, state: State) -> None:
+    """Measure the imported sessions recorded at 0 bytes: by an import killed before it measured them,
+    or in a state written before sizes were kept. Left at 0, they would not count towards the bound."""
+    for session_id, size in state.foreign.items():
+        if size == 0 and os.path.isdir(resolver.get_session_blackboard_dir(session_id)):
+            state.foreign[session_id] = _bytes_held(resolver, session_id)
 
 
 def _same(resolver: PathResolver, session_id: str, files: dict[str, bytes]) -> bool:
