@@ -926,3 +926,23 @@ def _exists(store: Store, sha: str) -> bool:
     except GitFailed:
         return False
     return True
+
+
+def test_session_start_takes_the_round_lock_only_when_the_remote_brought_something(tmp_path: Path, bare: str) -> None:
+    from blackboard.fsutil import try_lock
+
+    alpha, beta = _beta_session(tmp_path, bare)
+    env = dict(os.environ, BLACKBOARD_HOST="alpha")
+    busy = try_lock(alpha.sync_file("round"))  # a round of alpha's runs
+    assert busy is not None
+
+    nothing_new = sync.finish_fetch(alpha, sync.start_fetch(alpha, env), env, time.monotonic() + 30)
+    _ended(beta, "b2", "beta")
+    _round(beta, "beta")
+    behind_the_round = sync.finish_fetch(alpha, sync.start_fetch(alpha, env), env, time.monotonic() + 30)
+    busy()
+    taken = sync.finish_fetch(alpha, sync.start_fetch(alpha, env), env, time.monotonic() + 30)
+
+    assert nothing_new is not None and nothing_new.sessions == []  # the usual start: no wait, no skip
+    assert behind_the_round is None  # the running round imports it
+    assert taken is not None and taken.sessions == ["b2"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NoReturn
 
 from ..fsutil import refuse_links
 from ..gitstore import GitFailed, Store
@@ -37,24 +38,38 @@ class Fetch:
         ]
         self.proc = self.store.spawn(probing if probe else self._args())
         self.record_up_to_date = True  # SessionStart leaves that to the round it starts: one write less
+        self.seen: str | None = None  # what ``listed`` found
+
+    def listed(self, deadline: float) -> str | None:
+        """The remote's commit as ``ls-remote`` saw it (a probe) or the fetch brought it; None when it has none."""
+        if self.seen is None:
+            try:
+                self.seen = self._listed(deadline)
+            except GitFailed as exc:
+                self._failed(exc)
+            if not self.seen:
+                note_status(self.resolver, "fetch", True, "the remote has no boards of this project yet")
+        return self.seen or None
 
     def finish(self, deadline: float, known: str | None) -> str | None:
         """The remote's commit, fetched unless it is ``known``; None when the remote has none yet."""
-        try:
-            listed = self._listed(deadline)
-            if not listed:
-                note_status(self.resolver, "fetch", True, "the remote has no boards of this project yet")
-                return None
-            if self.probe and listed != known:  # probed, and new: fetch it now
+        listed = self.listed(deadline)
+        if listed is None:
+            return None
+        if self.probe and listed != known:  # probed, and new: fetch it now
+            try:
                 self.store.finish(self.store.spawn(self._args()), None, deadline, self._too_much)
                 listed = self._fetched()
-        except GitFailed as exc:
-            self.store.remove_partial_packs()
-            note_status(self.resolver, "fetch", False, str(exc))
-            raise
+            except GitFailed as exc:
+                self._failed(exc)
         if listed != known or self.record_up_to_date:
             note_status(self.resolver, "fetch", True, "up to date" if listed == known else "fetched")
         return listed
+
+    def _failed(self, exc: GitFailed) -> NoReturn:
+        self.store.remove_partial_packs()
+        note_status(self.resolver, "fetch", False, str(exc))
+        raise exc
 
     def _args(self) -> list[str]:
         remote = self.config["remote"]

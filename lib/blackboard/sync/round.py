@@ -191,16 +191,24 @@ def start_fetch(resolver: PathResolver, environ: Mapping[str, str]) -> Fetch | N
 
 
 def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str], deadline: float) -> Imported | None:
-    """SessionStart: import whatever arrived by ``deadline``; a round already running here brings the rest."""
+    """SessionStart: import whatever arrived by ``deadline``; a round already running here brings the rest.
+
+    The usual start finds the commit it knows, and takes no lock: only an import needs one.
+    """
     fetch.record_up_to_date = False
+    try:
+        known = State.load(resolver).imported
+        if fetch.listed(deadline) in (None, known):  # the usual start: nothing new since the last round
+            return Imported()
+    finally:
+        fetch.stop()
     release = try_lock(resolver.sync_file("round"))
     if release is None:
-        fetch.stop()  # a round running here fetches anyway
-        return None
+        return None  # a round running here fetches anyway
     try:
-        state = State.load(resolver)
+        state = State.load(resolver)  # as the round that held the lock left it
         commit = fetch.finish(deadline, state.imported)
-        if commit is None or commit == state.imported:  # the usual start: nothing new since the last round
+        if commit is None or commit == state.imported:
             return Imported()
         try:
             return import_commit(resolver, fetch.store, state, commit, settings.host(environ), deadline)
