@@ -14,7 +14,7 @@ import os
 import re
 
 from .clock import now_iso
-from .fsutil import append_text, file_lock, read_bounded, read_tail
+from .fsutil import append_line, read_bounded, read_tail
 from .redact import redact_prefix
 
 EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
@@ -105,8 +105,7 @@ def relative_path(file_path: str, project_dir: str | None) -> str:
 
 def _append(path: str, record: dict[str, str]) -> None:
     record["at"] = now_iso()
-    with file_lock(path):
-        append_text(path, json.dumps(record, ensure_ascii=False) + "\n")
+    append_line(path, json.dumps(record, ensure_ascii=False))  # after every turn: no lock, so no filelock
 
 
 def read_digest(path: str) -> Digest:

@@ -17,7 +17,8 @@ from typing import NamedTuple
 from . import environment, handoff, recovery, render, settings
 from .clock import compact_now, format_utc, now_iso
 from .errors import BlackboardError
-from .fsutil import PRIVATE_DIR, PRIVATE_FILE, held_for, make_dirs
+from .fsutil import PRIVATE_DIR, PRIVATE_FILE, make_dirs
+from .locks import held_for
 from .meta import ABANDONED, ACTIVE, FINISHED, new_meta, write_meta
 from .paths import PathResolver
 from .registry import (
@@ -229,7 +230,7 @@ def _check_leftovers(root: str, repair: bool) -> list[Finding]:
                 findings.append(Finding(f"{path} is left over from a crashed write", fix, fixed))
             elif name.endswith(".lock") and age > LOCK_HELD_TOO_LONG:  # untouched for long: is it held since?
                 held = held_for(path)
-                if held > LOCK_HELD_TOO_LONG:
+                if held is not None and held > LOCK_HELD_TOO_LONG:
                     problem = f"{path} has been held for {held / 60:.0f} minutes"
                     findings.append(Finding(problem, f"find the holder: fuser {path}"))
     if loose:

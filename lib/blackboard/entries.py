@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from .clock import now_iso
 from .errors import BlackboardError
-from .fsutil import append_text, atomic_write, file_lock, read_tail, read_text
+from .fsutil import append_text, atomic_write, read_tail, read_text
+from .locks import file_lock
 
 
 class NoEntry(BlackboardError):

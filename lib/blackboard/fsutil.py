@@ -1,4 +1,4 @@
-"""The one place that writes files: atomic replace, locked append, locks; and bounded reads."""
+"""The one place that writes files: atomic replace, appends; and bounded reads. Locks are in ``locks``."""
 
 from __future__ import annotations
 
@@ -6,11 +6,9 @@ import contextlib
 import io
 import os
 import stat
-from collections.abc import Callable
 
 from .errors import BlackboardError
 
-LOCK_TIMEOUT_SECONDS = 30.0
 # Boards, handoffs and sync settings are the person's own: created private whatever the umask
 # (a umask only takes bits away).
 PRIVATE_FILE = 0o600
@@ -69,89 +67,20 @@ def create_exclusive(path: str, data: str) -> bool:
     return True
 
 
-class file_lock:  # noqa: N801 - used like a function: ``with file_lock(path):``
-    """Hold an exclusive ``flock`` on ``path + '.lock'`` for the ``with`` block, waiting up to ``timeout``.
+def append_line(path: str, line: str) -> None:
+    """Append one line with one ``write``, taking no lock: appends of several processes never interleave.
 
-    The kernel drops it when the process dies, so a crash never leaves a stale lock. It is
-    the lock filelock takes on the same file, so older versions of the plugin (which used
-    filelock) and this one still exclude each other (docs/adr/0020-locks-with-fcntl.md).
+    A line a full disk cut short stays, unreadable, and the next starts on a line of its own.
     """
-
-    def __init__(self, path: str, timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
-        self.path, self.timeout = path, timeout
-        self._release: Callable[[], object] = lambda: None
-
-    def __enter__(self) -> None:
-        try:
-            self._release = _flock(self.path + ".lock", self.timeout)
-        except TimeoutError:
-            raise BlackboardError(
-                f"timed out after {self.timeout:.0f}s waiting for {self.path}.lock: another blackboard "
-                "process holds it; retry, and if it stays held, `blackboard doctor` names the holder"
-            ) from None
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._release()
-
-
-def try_lock(path: str) -> Callable[[], object] | None:
-    """Take the lock on ``path + '.lock'`` if it is free now (what releases it), else None; never waits.
-
-    The lock ``file_lock`` takes: for a hook that would rather skip a step than wait for another process.
-    """
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, PRIVATE_FILE)
     try:
-        return _flock(path + ".lock", 0)
-    except TimeoutError:
-        return None
-
-
-def _flock(lock_path: str, timeout: float) -> Callable[[], object]:
-    """Take the ``flock`` on ``lock_path``, polling until ``timeout``; returns what releases it (closing the file).
-
-    Taking it stamps the file's modification time: while the lock is held, that is when
-    its holder took it (``held_for``).
-    """
-    import fcntl
-    import time
-
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                _stamp(fd)
-                return lambda: os.close(fd)
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(lock_path) from None
-                time.sleep(0.01)
-    except BaseException:
+        size = os.fstat(fd)
+        if not stat.S_ISREG(size.st_mode):
+            raise OSError(22, "not a regular file", path)
+        cut_short = size.st_size > 0 and os.pread(fd, 1, size.st_size - 1) != b"\n"
+        os.write(fd, ("\n" if cut_short else "").encode() + line.encode("utf-8") + b"\n")
+    finally:
         os.close(fd)
-        raise
-
-
-def _stamp(fd: int) -> None:
-    """Set a lock file's modification time to now; a file system that refuses only costs ``held_for`` its answer."""
-    with contextlib.suppress(OSError):
-        os.utime(fd)
-
-
-def held_for(lock_path: str) -> float:
-    """Seconds the lock file ``lock_path`` has been held, by the stamp its holder set; 0 when it is free."""
-    import time
-
-    try:
-        _flock(lock_path, 0)()  # taken, so free: let go at once
-        return 0.0
-    except TimeoutError:
-        pass  # held
-    except OSError:
-        return 0.0  # gone, or not ours to open: nothing to report
-    try:
-        return max(time.time() - os.stat(lock_path).st_mtime, 0.0)
-    except OSError:
-        return 0.0
 
 
 def append_text(path: str, text: str) -> None:

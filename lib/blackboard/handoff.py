@@ -14,9 +14,10 @@ import re
 from collections.abc import Mapping
 
 from .clock import epoch_seconds, format_utc, now_iso
-from .fsutil import atomic_write, file_lock, make_dirs, read_head, refuse_links
+from .fsutil import atomic_write, make_dirs, read_head, refuse_links
 from .ids import is_session_id
 from .ledger import Ledger, merge
+from .locks import file_lock
 from .meta import FINISHED
 from .paths import PathResolver
 from .render import OPEN_WORK, open_section, replace_section

@@ -6,7 +6,8 @@ import json
 from collections.abc import Callable
 
 from .errors import BlackboardError
-from .fsutil import atomic_write, file_lock, read_bounded
+from .fsutil import atomic_write, read_bounded
+from .locks import file_lock
 
 SCHEMA_VERSION = 1
 MAX_META_BYTES = 1024 * 1024

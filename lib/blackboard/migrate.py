@@ -23,7 +23,6 @@ from .clock import epoch_seconds, format_utc, now_iso
 from .fsutil import (
     MAX_WHOLE_READ,
     atomic_write,
-    file_lock,
     make_dirs,
     open_regular,
     read_bounded,
@@ -34,6 +33,7 @@ from .fsutil import (
     resolves_inside,
 )
 from .ids import is_session_id
+from .locks import file_lock
 from .meta import read_meta_or_none
 from .paths import PathResolver
 from .project import Project, former_name

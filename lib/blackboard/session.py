@@ -10,9 +10,10 @@ from . import handoff, settings, summary
 from .clock import now_iso
 from .entries import initial_text
 from .errors import BlackboardError
-from .fsutil import create_exclusive, file_lock, make_dirs, refuse_links
+from .fsutil import create_exclusive, make_dirs, refuse_links
 from .gitinfo import resolve_head
 from .ids import optional_str
+from .locks import file_lock
 from .meta import ACTIVE, ENDED, Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
 from .paths import BOARD_FILES, PathResolver
 from .registry import (

@@ -666,7 +666,7 @@ def _rounds_of(machine: Machine) -> list[int]:
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="counts processes through /proc")
 def test_behind_a_busy_round_one_more_waits_and_takes_every_change(machines, remote: Path) -> None:
-    from blackboard.fsutil import file_lock
+    from blackboard.locks import file_lock
 
     (alpha,) = machines(1)
     alpha.session("warm", "the first session")  # the sync folder and its first round

@@ -98,7 +98,7 @@ def test_the_environment_and_the_root_are_checked(tmp_path: Path) -> None:
 
 
 def _hold(path: str, seconds: float) -> None:
-    from blackboard.fsutil import file_lock
+    from blackboard.locks import file_lock
 
     with file_lock(path[: -len(".lock")]):
         time.sleep(seconds)

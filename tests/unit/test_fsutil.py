@@ -105,56 +105,6 @@ def test_entry_appends_from_many_processes_are_whole_and_numbered_once(tmp_path:
     assert sorted(int(n.id[1:]) for n in notes) == list(range(1, 241))
 
 
-def _hold_filelock(path: str, seconds: float) -> None:
-    import time
-
-    from filelock import FileLock
-
-    with FileLock(path + ".lock"):
-        time.sleep(seconds)
-
-
-def test_a_lock_filelock_holds_excludes_ours_and_ours_excludes_filelock(tmp_path: Path) -> None:
-    """Older versions of the plugin locked with filelock: both kinds of process must still exclude each other."""
-    import time
-
-    from filelock import FileLock, Timeout
-
-    from blackboard.errors import BlackboardError
-
-    path = str(tmp_path / "f")
-    holder = multiprocessing.get_context("spawn").Process(target=_hold_filelock, args=(path, 3.0))
-    holder.start()
-    deadline = time.monotonic() + 20
-    while not os.path.exists(path + ".lock") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)
-    with pytest.raises(BlackboardError, match="timed out"), fsutil.file_lock(path, timeout=0.3):
-        pass
-    holder.join(30)
-    with fsutil.file_lock(path, timeout=5), pytest.raises(Timeout):  # free again once the holder is gone
-        FileLock(path + ".lock", timeout=0.2).acquire()
-    FileLock(path + ".lock", timeout=5).acquire()  # and ours is gone once the block ends
-
-
-def test_a_held_lock_times_out_with_a_fix(tmp_path: Path) -> None:
-    from filelock import FileLock
-
-    from blackboard.errors import BlackboardError
-
-    path = str(tmp_path / "f")
-    held = FileLock(path + ".lock")
-    held.acquire()
-    try:
-        with (
-            pytest.raises(BlackboardError, match="another blackboard process holds it"),
-            fsutil.file_lock(path, timeout=0.2),
-        ):
-            pass
-    finally:
-        held.release()
-
-
 @given(st.binary(max_size=200))
 def test_any_bytes_read_as_a_json_object_give_a_dict(data: bytes) -> None:
     assert isinstance(fsutil.json_object(data), dict)
@@ -179,12 +129,3 @@ def test_a_json_object_file_is_read_only_whole_and_only_when_it_is_an_object(tmp
     link.symlink_to(target)
     assert fsutil.read_json_object(str(link), 100) == {}
     assert fsutil.read_json_object(str(link), 100, follow=True) == {"b": 1}
-
-
-def test_a_lock_is_taken_where_its_file_cannot_be_stamped(tmp_path: Path, monkeypatch) -> None:
-    def refuse(*args: object) -> None:
-        raise PermissionError(1, "utime refused")
-
-    monkeypatch.setattr(os, "utime", refuse)
-    with fsutil.file_lock(str(tmp_path / "board.md")):
-        assert fsutil.try_lock(str(tmp_path / "board.md")) is None  # held

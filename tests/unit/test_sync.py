@@ -929,7 +929,7 @@ def _exists(store: Store, sha: str) -> bool:
 
 
 def test_session_start_takes_the_round_lock_only_when_the_remote_brought_something(tmp_path: Path, bare: str) -> None:
-    from blackboard.fsutil import try_lock
+    from blackboard.locks import try_lock
 
     alpha, beta = _beta_session(tmp_path, bare)
     env = dict(os.environ, BLACKBOARD_HOST="alpha")

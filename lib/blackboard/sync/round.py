@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from .. import handoff, settings
 from ..environment import PLUGIN_ROOT
 from ..errors import BlackboardError
-from ..fsutil import file_lock, refuse_links, try_lock
+from ..fsutil import refuse_links
 from ..gitstore import GitFailed, TooLarge
+from ..locks import file_lock, held_for, try_lock
 from ..paths import PathResolver
 from ..project import safe_segment
 from ..redact import redact_remote
@@ -58,12 +59,11 @@ def background_round(resolver: PathResolver, environ: Mapping[str, str]) -> Roun
 
 
 def round_waiting(resolver: PathResolver) -> bool:
-    """Whether a round already waits for the running one (then starting another is of no use)."""
-    release = try_lock(resolver.sync_file("waiting"))
-    if release is None:
-        return True
-    release()
-    return False
+    """Whether a round already waits for the running one (then starting another is of no use).
+
+    Asked without taking the lock, so a hook that starts a round never imports filelock.
+    """
+    return held_for(resolver.sync_file("waiting") + ".lock") is not None
 
 
 def sync_round(
