@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import stat
+from collections.abc import Iterator
 
 from .errors import BlackboardError
 
@@ -18,18 +20,52 @@ PRIVATE_DIR = 0o700
 def make_dirs(path: str) -> None:
     """Create the folder ``path`` and its missing parents, each private; one that exists is left as it is.
 
-    ``os.makedirs`` gives its mode to the last folder only.
+    ``os.makedirs`` gives its mode to the last folder only. ``path`` may not be a link:
+    nothing is written through one. Folders above it that exist are taken as they are (a
+    home whose ``.claude`` links to a dotfiles checkout).
     """
+    if os.path.islink(path):
+        raise _link_refused(path, path)
     if os.path.isdir(path):
         return
     parent = os.path.dirname(path)
-    if parent and parent != path:
+    if parent and parent != path and not os.path.isdir(parent):
         make_dirs(parent)
     try:
         os.mkdir(path, PRIVATE_DIR)
     except FileExistsError:
-        if not os.path.isdir(path):
+        if not os.path.isdir(path) or os.path.islink(path):
             raise
+
+
+@contextlib.contextmanager
+def _folder_of(path: str) -> Iterator[tuple[int, str]]:
+    """The folder ``path`` is in, opened (never through a link), and its name in it, itself no link.
+
+    Every write below goes through the folder's descriptor: a link swapped in for the folder
+    after this opened it changes nothing, and neither the folder nor the file may be one.
+    """
+    directory, name = os.path.split(path)
+    try:
+        folder = os.open(directory or os.curdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(directory):
+            raise _link_refused(path, directory) from None
+        raise
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.lstat(name, dir_fd=folder).st_mode):
+                raise _link_refused(path, path)
+        yield folder, name
+    finally:
+        os.close(folder)
+
+
+def _link_refused(path: str, link: str) -> BlackboardError:
+    return BlackboardError(
+        f"refusing to write {path}: {link} is a symbolic link, and nothing is written through one "
+        "(`blackboard doctor` names them)"
+    )
 
 
 def atomic_write(path: str, data: str | bytes, durable: bool = True) -> None:
@@ -37,34 +73,45 @@ def atomic_write(path: str, data: str | bytes, durable: bool = True) -> None:
 
     Readers see the old file or the new one, never a mix. ``durable=False`` skips the fsync
     for what can be derived again (Stop's draft handoff): a power loss may then leave the
-    previous version, or an empty file.
+    previous version, or an empty file. Neither ``path`` nor its folder may be a link.
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    directory = os.path.dirname(path) or "."
-    temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    with _folder_of(path) as (folder, name):
+        temp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE, dir_fd=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(payload)
+                if durable:
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=folder)
+            raise
 
 
 def create_exclusive(path: str, data: str) -> bool:
-    """Write ``data`` to a new file; False when ``path`` already exists."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
-    except FileExistsError:
-        return False
+    """Write ``data`` to a new file; False when ``path`` already exists (a link included)."""
+    with _folder_of(path) as (folder, name):
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE, dir_fd=folder)
+        except FileExistsError:
+            return False
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(data)
     return True
+
+
+def _open_append(path: str, folder: int, name: str, access: int) -> int:
+    """A regular file opened to append to; O_NONBLOCK: a FIFO in its place fails at once, not waits for a reader."""
+    flags = access | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+    fd = os.open(name, flags, PRIVATE_FILE, dir_fd=folder)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    return fd
 
 
 def append_line(path: str, line: str) -> None:
@@ -72,12 +119,11 @@ def append_line(path: str, line: str) -> None:
 
     A line a full disk cut short stays, unreadable, and the next starts on a line of its own.
     """
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, PRIVATE_FILE)
+    with _folder_of(path) as (folder, name):
+        fd = _open_append(path, folder, name, os.O_RDWR)
     try:
-        size = os.fstat(fd)
-        if not stat.S_ISREG(size.st_mode):
-            raise OSError(22, "not a regular file", path)
-        cut_short = size.st_size > 0 and os.pread(fd, 1, size.st_size - 1) != b"\n"
+        size = os.fstat(fd).st_size
+        cut_short = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
         os.write(fd, ("\n" if cut_short else "").encode() + line.encode("utf-8") + b"\n")
     finally:
         os.close(fd)
@@ -89,23 +135,21 @@ def append_text(path: str, text: str) -> None:
     A write cut short (a full disk) is taken back, so no half entry is left behind.
     """
     payload = text.encode("utf-8")
-    # O_NONBLOCK: a FIFO in the file's place fails here at once instead of waiting for a reader
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, PRIVATE_FILE)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(22, "not a regular file", path)
-        before = os.fstat(fd).st_size
+    with _folder_of(path) as (folder, name):
+        fd = _open_append(path, folder, name, os.O_WRONLY)
         try:
-            written = os.write(fd, payload)
-            while written < len(payload):
-                written += os.write(fd, payload[written:])
-        except BaseException:
-            os.ftruncate(fd, before)
-            if before == 0:
-                os.unlink(path)  # it was ours: the next append starts it again, header included
-            raise
-    finally:
-        os.close(fd)
+            before = os.fstat(fd).st_size
+            try:
+                written = os.write(fd, payload)
+                while written < len(payload):
+                    written += os.write(fd, payload[written:])
+            except BaseException:
+                os.ftruncate(fd, before)
+                if before == 0:
+                    os.unlink(name, dir_fd=folder)  # it was ours: the next append starts it again, header included
+                raise
+        finally:
+            os.close(fd)
 
 
 MAX_WHOLE_READ = 64 * 1024 * 1024  # a board file read whole, to be rewritten, is refused beyond this

@@ -73,7 +73,8 @@ def _create(
     make_dirs(resolver.get_session_blackboard_dir(session_id))
     for kind in BOARD_FILES:
         create_exclusive(resolver.board_file(session_id, kind), initial_text(kind, session_id))
-    make_dirs(resolver.get_handoff_dir())
+    if not os.path.islink(resolver.get_handoff_dir()):  # a link there is `doctor`'s to name; the session still starts
+        make_dirs(resolver.get_handoff_dir())
     cwd = payload.get("cwd")
     meta = new_meta(
         session_id,

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from blackboard import fsutil
+from blackboard.errors import BlackboardError
 
 
 def test_atomic_write_replaces_whole_files(tmp_path: Path) -> None:
@@ -51,7 +52,7 @@ def test_atomic_write_leaves_the_old_file_and_no_temp_when_it_fails(tmp_path: Pa
     path = tmp_path / "f.txt"
     path.write_text("old")
 
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_replace(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", broken_replace)
@@ -129,3 +130,45 @@ def test_a_json_object_file_is_read_only_whole_and_only_when_it_is_an_object(tmp
     link.symlink_to(target)
     assert fsutil.read_json_object(str(link), 100) == {}
     assert fsutil.read_json_object(str(link), 100, follow=True) == {"b": 1}
+
+
+WRITES = {
+    "atomic_write": lambda path: fsutil.atomic_write(path, "new"),
+    "create_exclusive": lambda path: fsutil.create_exclusive(path, "new"),
+    "append_text": lambda path: fsutil.append_text(path, "new"),
+    "append_line": lambda path: fsutil.append_line(path, "new"),
+}
+
+
+@pytest.mark.parametrize("write", WRITES.values(), ids=WRITES.keys())
+def test_no_write_helper_writes_into_a_folder_that_is_a_link(tmp_path: Path, write) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "board").symlink_to(elsewhere)  # swapped in for a session's folder
+
+    with pytest.raises(BlackboardError, match=r"board is a symbolic link"):
+        write(str(tmp_path / "board" / "session-notes.md"))
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("write", WRITES.values(), ids=WRITES.keys())
+def test_no_write_helper_writes_through_or_over_a_file_that_is_a_link(tmp_path: Path, write) -> None:
+    target = tmp_path / "target"
+    target.write_text("kept")
+    (tmp_path / "session-notes.md").symlink_to(target)
+
+    with pytest.raises(BlackboardError, match=r"session-notes.md is a symbolic link"):
+        write(str(tmp_path / "session-notes.md"))
+    assert target.read_text() == "kept"
+    assert (tmp_path / "session-notes.md").is_symlink()
+
+
+def test_make_dirs_refuses_a_link_where_the_folder_should_be_but_not_above_it(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "linked-home").symlink_to(real)  # a home whose .claude links to a dotfiles checkout
+    fsutil.make_dirs(str(tmp_path / "linked-home" / "root" / "sessions"))
+    assert (real / "root" / "sessions").is_dir()
+
+    with pytest.raises(BlackboardError, match="symbolic link"):
+        fsutil.make_dirs(str(tmp_path / "linked-home"))

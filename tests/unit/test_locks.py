@@ -163,15 +163,6 @@ def test_a_line_a_full_disk_cut_short_costs_only_itself(tmp_path: Path) -> None:
     assert [r["text"] for r in records] == ["first", "after"]
 
 
-def test_append_line_never_writes_through_a_link(tmp_path: Path) -> None:
-    target = tmp_path / "elsewhere"
-    target.write_text("")
-    os.symlink(target, tmp_path / "_digest.jsonl")
-    with pytest.raises(OSError):
-        fsutil.append_line(str(tmp_path / "_digest.jsonl"), "x")
-    assert target.read_text() == ""
-
-
 def test_filelock_is_the_card_package_at_the_pinned_version() -> None:
     pinned = [
         line
