@@ -14,7 +14,7 @@ from pathlib import Path
 import filelock
 import pytest
 
-from blackboard import digest, fsutil, locks
+from blackboard import digest, locks
 from blackboard.errors import BlackboardError
 
 
