@@ -41,5 +41,5 @@ test: lint $(CLAUDE)
 clean:
 	rm -rf $(VENV) .cache
 
-bench: $(VENV)/.installed
-	$(VENV)/bin/python bench/run.py
+bench: $(VENV)/.installed $(CLAUDE)
+	BLACKBOARD_CLAUDE=$(CURDIR)/$(CLAUDE) $(VENV)/bin/python bench/run.py

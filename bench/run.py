@@ -124,6 +124,7 @@ def run_all(python: str, venv: Path, work: Path) -> None:
     notes_at_once(env, project, work)
     sync_increment(python, blackboard, env, work)
     sync_session_start(hook, blackboard, env, work)
+    claude_init_only(env, project, work)
 
 
 def hooks(python: str, env: dict[str, str], project: Path, work: Path, full: Path) -> None:
@@ -718,6 +719,68 @@ def session_starts(hook: list[str], blackboard: list[str], env: dict[str, str], 
     if log.exists():  # a failed fetch would make the figure meaningless
         problems.append(f"sync failed: {log.read_text().strip().splitlines()[-1]}")
     return with_sync, without, problems
+
+
+def claude_init_only(env: dict[str, str], project: Path, work: Path) -> None:
+    """`claude --init-only` with this plugin against the same Claude Code with a plugin whose hooks do nothing.
+
+    `--init-only` starts Claude Code, fires SessionStart and SessionEnd, and stops: what a
+    person waits for before the first prompt. The other plugin registers the same events,
+    each running `true`. Runs alternate; the pinned Claude Code is the one `make test` installs.
+    """
+    name = "`claude --init-only` with the plugin / a plugin whose hooks do nothing"
+    claude = os.environ.get("BLACKBOARD_CLAUDE", "")
+    if not os.access(claude, os.X_OK):
+        no_figure(name, 1.25, RuntimeError("BLACKBOARD_CLAUDE names no Claude Code CLI; run `make bench`"))
+        return
+    nothing = work / "do-nothing-plugin"
+    (nothing / ".claude-plugin").mkdir(parents=True)
+    (nothing / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "do-nothing", "version": "0.0.0"}))
+    ours = json.loads((REPO / "hooks" / "hooks.json").read_text())
+    true = shutil.which("true") or "/bin/true"
+    for groups in ours["hooks"].values():
+        for group in groups:
+            for handler in group["hooks"]:
+                handler.update(command=true, args=[])
+    (nothing / "hooks").mkdir()
+    (nothing / "hooks" / "hooks.json").write_text(json.dumps(ours))
+    home = work / "claude-home"
+    home.mkdir()
+    claude_env = dict(
+        env,
+        HOME=str(home),
+        ANTHROPIC_API_KEY="sk-ant-bench-not-a-key",
+        ANTHROPIC_BASE_URL="http://127.0.0.1:9",  # never asked: --init-only makes no model call
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        BLACKBOARD_ROOT=str(work / "init-root"),
+    )
+
+    def start(plugin: Path) -> None:
+        done = subprocess.run(
+            [claude, "--init-only", "--plugin-dir", str(plugin)],
+            cwd=project,
+            env=claude_env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=120,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"claude --init-only failed: {done.stderr.decode(errors='replace')[-300:]}")
+
+    def measure() -> Series:
+        start(REPO)  # the first start of each also sets up Claude Code's own files
+        start(nothing)
+        with_plugin: list[float] = []
+        without: list[float] = []
+        for i in range(min(RUNS, 21)):
+            pair = [(REPO, with_plugin), (nothing, without)]
+            for plugin, times in pair if i % 2 == 0 else pair[::-1]:
+                started = time.perf_counter()
+                start(plugin)
+                times.append(time.perf_counter() - started)
+        return with_plugin, without, []
+
+    report_ratio(name, measure, 1.25, 0)
 
 
 if __name__ == "__main__":
