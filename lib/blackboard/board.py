@@ -226,7 +226,7 @@ def locate(environ: Mapping[str, str], cwd: str, explicit: str | None = None) ->
     for session_id, source in named:
         if session_id:
             return _find(resolver, validate_session_id(session_id), source)
-    return _latest(resolver)
+    return latest_board(resolver)
 
 
 def _find(resolver: PathResolver, session_id: str, source: str) -> Board:
@@ -241,7 +241,8 @@ def _find(resolver: PathResolver, session_id: str, source: str) -> Board:
     )
 
 
-def _latest(resolver: PathResolver) -> Board:
+def latest_board(resolver: PathResolver) -> Board:
+    """The board of the project's most recently active session; of this machine's newest when none is active."""
     found_by = "the most recently active session of this project"
     metas = [read_meta_or_none(resolver.meta_path(i)) for i in active_session_ids(resolver)]
     live = [m for m in metas if m]

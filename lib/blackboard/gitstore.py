@@ -21,6 +21,9 @@ from .fsutil import names_in, read_bounded
 BLOB, GITLINK = "blob", "160000"
 MAX_ENTRIES = 100_000  # files of a remote tree one round reads: about 20 000 sessions
 MAX_HISTORY_BYTES = 64 * 1024 * 1024  # packs kept beside the largest one before everything unreachable goes
+# The private repository in all. Bounds read the diff of each commit, so a remote that keeps
+# what is refused (and adds more in every commit) would grow it by a fetch a round without this.
+MAX_STORE_BYTES = 1024 * 1024 * 1024
 WATCH_SECONDS = 0.1
 # No prompt may wait for a person: git's own, its askpass helpers (an empty GIT_ASKPASS
 # stops git from trying core.askPass and SSH_ASKPASS), Git Credential Manager's, ssh's.
@@ -205,13 +208,23 @@ class Store:
 
     def history_bytes(self) -> int:
         """The bytes of every pack but the largest: roughly what came since the repository was last packed whole."""
+        sizes = self._pack_sizes()
+        return sum(sizes) - max(sizes)
+
+    def check_size(self) -> None:
+        """``TooLarge`` when the repository's packs hold over ``MAX_STORE_BYTES``."""
+        if sum(self._pack_sizes()) > MAX_STORE_BYTES:
+            limit = MAX_STORE_BYTES // (1024 * 1024)
+            raise TooLarge(f"the remote's boards take over {limit} MiB here; refused, nothing more kept")
+
+    def _pack_sizes(self) -> list[int]:
         pack_dir = os.path.join(self.git_dir, "objects", "pack")
         sizes = [0]
         for name in names_in(pack_dir):
             if name.endswith(".pack"):
                 with contextlib.suppress(OSError):
                     sizes.append(os.lstat(os.path.join(pack_dir, name)).st_size)
-        return sum(sizes) - max(sizes)
+        return sizes
 
     def partial_pack_bytes(self) -> int:
         """The bytes a fetch under way has written so far (its ``objects/pack/tmp_pack_*``)."""
@@ -261,7 +274,11 @@ class Store:
             lines.append(f"D {quoted}\n".encode() if content is None else f"M 100644 inline {quoted}\n".encode())
             if content is not None:
                 lines.append(_data(content))
-        self.run(["fast-import", "--quiet", "--force", "--done"], stdin=b"".join(lines) + b"\ndone\n")
+        # always a pack, never loose objects: ``history_bytes`` counts packs, and so does gc's limit
+        self.run(
+            ["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--force", "--done"],
+            stdin=b"".join(lines) + b"\ndone\n",
+        )
         found = self.resolve(ref)
         if found is None:
             raise GitFailed("git fast-import made no commit")

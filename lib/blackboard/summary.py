@@ -70,10 +70,10 @@ def handoff_text(
         + render_sections(state, ("done", "context"))
     )
     notes, others = render_sections(state, ("notes",)), active_sessions_section(resolver, session_id)
-    return _bounded(redact_fields(fields), body, notes, others)
+    return bounded(redact_fields(fields), body, notes, others)
 
 
-def _bounded(fields: dict[str, object], body: str, notes: str, others: str) -> str:
+def bounded(fields: dict[str, object], body: str, notes: str, others: str) -> str:
     """Front matter and body within ``MAX_HANDOFF_BYTES``: the oldest notes give way first, with a mark."""
     head = dump_front_matter(fields) + "\n"
     room = MAX_HANDOFF_BYTES - len(head.encode()) - len(body.encode()) - len(others.encode()) - 2048

@@ -354,14 +354,14 @@ def test_a_resumed_sessions_own_word_reaches_the_latest_handoff(resolver: PathRe
 
 def test_a_handoff_at_its_largest_keeps_its_front_matter_whole(resolver: PathResolver) -> None:
     """Wide characters in a hundred open items, five hundred closings, fifty long paths: the cut falls in the body."""
-    from blackboard.summary import _bounded
+    from blackboard.summary import bounded
 
     open_work = [{"key": f"s{i}/t{i}", "text": "修复转义字符的处理" * 22, "status": "open"} for i in range(100)]
     closed = [f"{'c' * 36}{i}/t{i}" for i in range(500)]
     files = [{"path": "目录/" * 100 + f"{i}.py", "edits": 1} for i in range(50)]
     fields = {"session_id": "s1", "open_work": open_work, "closed_work": closed, "changed": {"files": files}}
 
-    text = _bounded(fields, "# Handoff from session s1\n\n" + "body line\n" * 20_000, "", "")
+    text = bounded(fields, "# Handoff from session s1\n\n" + "body line\n" * 20_000, "", "")
 
     assert len(text.encode()) <= handoff.MAX_HANDOFF_BYTES + 64
     parsed, body = handoff.split_front_matter(text, yaml_allowed=False)

@@ -13,7 +13,7 @@ from blackboard.errors import BlackboardError
 from blackboard.gitstore import Entry, GitFailed, Store, TooLarge
 from blackboard.paths import PathResolver
 from blackboard.project import Project
-from blackboard.sync import inbound, remote
+from blackboard.sync import importing, inbound, remote
 from blackboard.sync import round as sync_round_module
 from blackboard.sync import state as sync_state
 
@@ -626,10 +626,10 @@ def test_a_board_command_without_a_session_never_writes_into_another_machines(
     _round(beta, "beta")
     monkeypatch.setenv("BLACKBOARD_HOST", "alpha")
     with pytest.raises(BlackboardError, match="no session of acme/widget yet"):
-        board._latest(beta.__class__(str(tmp_path / "gamma"), alpha.project))  # nothing of its own at all
+        board.latest_board(beta.__class__(str(tmp_path / "gamma"), alpha.project))  # nothing of its own at all
     _round(alpha, "alpha")  # b1 arrives, its files newer than a1's
 
-    assert board._latest(alpha).session_id == "a1"
+    assert board.latest_board(alpha).session_id == "a1"
 
 
 def test_the_state_forgets_sessions_gone_from_this_machine_and_keeps_the_newest_removals(
@@ -946,3 +946,70 @@ def test_session_start_takes_the_round_lock_only_when_the_remote_brought_somethi
     assert nothing_new is not None and nothing_new.sessions == []  # the usual start: no wait, no skip
     assert behind_the_round is None  # the running round imports it
     assert taken is not None and taken.sessions == ["b2"]
+
+
+def test_an_import_cut_short_keeps_the_commit_it_compares_against_through_gc(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commit state.json names stays while gc prunes: the next import compares against it, not the whole tree."""
+    monkeypatch.setattr(gitstore, "MAX_HISTORY_BYTES", 1 << 20)  # gc packs everything every round
+    monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 3 << 20)
+    alpha, beta = _beta_session(tmp_path, bare)
+    for prefix in ("p", "q"):  # 4 MiB held, each import under 3 MiB
+        _send_two(bare, beta, prefix)
+        _round(alpha, "alpha")
+    _send_two(bare, beta, "r")
+    real = importing._import_session
+
+    class Late:  # the import's clock only: git's deadlines stay as they are
+        monotonic = staticmethod(lambda: float("inf"))
+
+    def the_deadline_passes_after_one(*args, **kwargs):  # type: ignore[no-untyped-def]
+        taken = real(*args, **kwargs)
+        monkeypatch.setattr(importing, "time", Late)
+        return taken
+
+    monkeypatch.setattr(importing, "_import_session", the_deadline_passes_after_one)
+    assert _round(alpha, "alpha").imported == ["r0"]
+    monkeypatch.undo()
+    monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 3 << 20)
+    kept = sync.State.load(alpha).imported
+    assert kept is not None and _exists(Store(alpha.sync_repo, os.environ), kept)
+    _ended(alpha, "a1", "alpha")
+
+    done = _round(alpha, "alpha")
+
+    assert "r1" in done.imported and done.pushed == 1  # not the whole tree again, over the import bound
+
+
+def test_pushes_leave_no_loose_objects_and_no_ref_but_the_fetched_and_imported(tmp_path: Path, bare: str) -> None:
+    alpha, beta = _beta_session(tmp_path, bare)
+    for n in range(3):
+        _ended(alpha, f"a{n}", "alpha")
+        assert _round(alpha, "alpha").pushed == 1
+    store = Store(alpha.sync_repo, os.environ)
+    counts = dict(line.split(": ") for line in store.run(["count-objects", "-v"]).decode().splitlines())
+    refs = store.run(["for-each-ref", "--format=%(refname)"]).decode().split()
+
+    assert counts["count"] == "0"  # every object in a pack, which the history bound counts
+    assert set(refs) <= {"refs/fetched", "refs/imported"}  # no snapshot of an old push kept for good
+
+
+def test_a_remote_that_keeps_what_is_refused_is_refused_once_it_takes_too_much_room(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each commit adds refused bytes under the per-commit bounds and keeps the earlier ones."""
+    monkeypatch.setattr(gitstore, "MAX_STORE_BYTES", 3 << 20)
+    alpha, beta = _beta_session(tmp_path, bare)
+    for n in range(12):
+        _hostile(bare, {f"junk/{n}": os.urandom(600 * 1024)})  # outside the layout, under its 1 MiB a commit
+        try:
+            _round(alpha, "alpha")
+        except TooLarge as exc:
+            assert "take over 3 MiB here" in str(exc)
+            break
+    else:
+        pytest.fail("the remote's kept junk was never refused")
+    size = sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file())
+    assert size < (3 << 20) + (1 << 20)
+    assert "take over 3 MiB here" in sync.status(alpha)["last_fetch"]["detail"]  # type: ignore[index]

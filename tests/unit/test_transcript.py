@@ -224,7 +224,7 @@ def test_records_without_a_uuid_are_all_read() -> None:
 
 # Once a bug (transcript.py:38-52, `summarize`, and digest.shorten): a lone surrogate in the JSON
 # ("\ud83d": an emoji cut in half, which JavaScript strings can hold and JSON.stringify writes escaped)
-# comes back in the Digest's strings; SessionEnd then fails in summary._bounded (`body.encode()`:
+# comes back in the Digest's strings; SessionEnd then fails in summary.bounded (`body.encode()`:
 # UnicodeEncodeError) and the session gets no handoff. Every string the reader returns should be valid
 # Unicode (the half character replaced).
 @pytest.mark.parametrize("kind", ["user", "assistant"])

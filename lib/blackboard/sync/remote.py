@@ -11,7 +11,10 @@ from ..paths import PathResolver
 from .config import read_config, served_by
 from .state import note_status
 
-FETCHED, BUILT = "refs/fetched", "refs/built"  # in the private repository
+# In the private repository: the remote's newest commit as fetched, then this machine's commit
+# on top of it until pushed; and the commit the last import came from (``state.imported``),
+# kept until the next import has compared its trees (gc deletes what no ref reaches).
+FETCHED, IMPORTED = "refs/fetched", "refs/imported"
 MAX_FETCH_BYTES = 64 * 1024 * 1024  # one fetch; board files are text, and over 8 MiB are never sent
 
 

@@ -15,7 +15,7 @@ from .. import handoff, settings
 from ..environment import PLUGIN_ROOT
 from ..errors import BlackboardError
 from ..fsutil import refuse_links
-from ..gitstore import GitFailed, TooLarge
+from ..gitstore import GitFailed, Store, Tidying, TooLarge
 from ..locks import file_lock, held_for, try_lock
 from ..paths import PathResolver
 from ..project import safe_segment
@@ -24,7 +24,7 @@ from ..registry import session_folders
 from .config import enabled, read_config, readers_warning, served_by
 from .importing import Imported, import_commit
 from .outbound import Outgoing, outgoing
-from .remote import BUILT, FETCHED, Fetch
+from .remote import FETCHED, IMPORTED, Fetch
 from .state import State, StatePaused, note_status, read_json
 
 PUSH_ATTEMPTS = 6
@@ -103,7 +103,8 @@ def sync_round(
                 fetch.stop()
             try:
                 with fetch.store.tidying(deadline) as tidying:  # git packs what earlier rounds left meanwhile
-                    imported = import_commit(resolver, fetch.store, state, commit, host, deadline, tidying.start)
+                    compared = _tidy_once_compared(fetch.store, tidying, state.imported)
+                    imported = import_commit(resolver, fetch.store, state, commit, host, deadline, compared)
             except TooLarge as exc:  # refused whole: what the fetch brought leaves the disk
                 fetch.store.forget(FETCHED, state.imported)
                 note_status(resolver, "fetch", False, str(exc))
@@ -135,6 +136,22 @@ def sync_round(
     return result
 
 
+def _tidy_once_compared(store: Store, tidying: Tidying, imported: str | None) -> Callable[[], None]:
+    """What starts gc once an import has compared its trees.
+
+    The commit ``state.json`` names stays reachable first: an import cut short (its
+    deadline, a kill) leaves it there, and the next import compares against it. Gone, that
+    import would read the whole tree again, counting every file against its bounds.
+    """
+
+    def start() -> None:
+        if imported is not None:
+            store.run(["update-ref", IMPORTED, imported])
+        tidying.start()
+
+    return start
+
+
 def push(
     resolver: PathResolver, fetch: Fetch, base: str | None, out: Outgoing, host: str, deadline: float
 ) -> str | None:
@@ -142,7 +159,7 @@ def push(
     message = f"blackboard: {len(out.signatures)} session(s), {len(out.removals)} removal(s) from {host}"
     who = f"blackboard <blackboard@{safe_segment(host)}>"
     try:
-        commit = fetch.store.commit(BUILT, base, message, who, out.changes)
+        commit = fetch.store.commit(FETCHED, base, message, who, out.changes)  # the next fetch replaces it
         spec = f"{commit}:{fetch.config['ref']}"
         remote = fetch.config["remote"]
         pushing = fetch.store.spawn(
