@@ -254,7 +254,7 @@ def start_background_round(resolver: PathResolver, environ: Mapping[str, str]) -
     read_end, write_end = os.pipe()  # neither is inherited: the round gets read_end as its stdin only
     try:
         subprocess.Popen(
-            [sys.executable, "-I", launcher, "sync"],
+            [sys.executable, "-I", "-S", launcher, "sync"],
             stdin=read_end,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
