@@ -15,7 +15,7 @@ from .. import handoff, settings
 from ..environment import PLUGIN_ROOT
 from ..errors import BlackboardError
 from ..fsutil import refuse_links
-from ..gitstore import GitFailed, Store, Tidying, TooLarge
+from ..gitstore import GitFailed, Store, TooLarge
 from ..locks import file_lock, held_for, try_lock
 from ..paths import PathResolver
 from ..project import safe_segment
@@ -96,6 +96,7 @@ def sync_round(
                 if state is None:
                     state = State.load(resolver)
                     state.forget_missing(folders)
+                _keep(fetch.store, state.imported, deadline)
                 out = outgoing(resolver, state, host, folders)
                 say("fetching")
                 commit = fetch.finish(deadline, state.imported)
@@ -103,8 +104,7 @@ def sync_round(
                 fetch.stop()
             try:
                 with fetch.store.tidying(deadline) as tidying:  # git packs what earlier rounds left meanwhile
-                    compared = _tidy_once_compared(fetch.store, tidying, state.imported)
-                    imported = import_commit(resolver, fetch.store, state, commit, host, deadline, compared)
+                    imported = import_commit(resolver, fetch.store, state, commit, host, deadline, tidying.start)
             except TooLarge as exc:  # refused whole: what the fetch brought leaves the disk
                 fetch.store.forget(FETCHED, state.imported)
                 note_status(resolver, "fetch", False, str(exc))
@@ -136,20 +136,15 @@ def sync_round(
     return result
 
 
-def _tidy_once_compared(store: Store, tidying: Tidying, imported: str | None) -> Callable[[], None]:
-    """What starts gc once an import has compared its trees.
+def _keep(store: Store, imported: str | None, deadline: float) -> None:
+    """Point ``refs/imported`` at the commit ``state.json`` names; a round does it while git fetches.
 
-    The commit ``state.json`` names stays reachable first: an import cut short (its
-    deadline, a kill) leaves it there, and the next import compares against it. Gone, that
-    import would read the whole tree again, counting every file against its bounds.
+    An import cut short (its deadline, a kill) leaves that commit there, and the next import
+    compares against it: the gc that starts once the trees are compared must not delete it.
+    Gone, that import would read the whole tree again, counting every file against its bounds.
     """
-
-    def start() -> None:
-        if imported is not None:
-            store.run(["update-ref", IMPORTED, imported])
-        tidying.start()
-
-    return start
+    if imported is not None:
+        store.run(["update-ref", IMPORTED, imported], deadline=deadline)
 
 
 def push(
