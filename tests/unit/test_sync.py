@@ -725,10 +725,7 @@ def test_imports_round_after_round_stop_at_what_all_of_them_may_hold(
 ) -> None:
     """A remote that sends new sessions before every round, each round's import under its own bound."""
     monkeypatch.setattr(inbound, "MAX_HELD_BYTES", 3 << 20)
-    alpha, beta = _beta_session(tmp_path, bare)
-    for prefix in ("p", "q"):
-        _send_two(bare, beta, prefix)
-        assert len(_round(alpha, "alpha").imported) == 2
+    alpha, beta = _four_imported(tmp_path, bare)
     _send_two(bare, beta, "r")
     with pytest.raises(TooLarge, match=r"imported here would come to over 3 MiB \(2.0 MiB held; `blackboard cleanup`"):
         _round(alpha, "alpha")
@@ -740,6 +737,15 @@ def test_imports_round_after_round_stop_at_what_all_of_them_may_hold(
     for session_id in ("p0", "p1"):  # as a cleanup would: room again
         shutil.rmtree(alpha.get_session_blackboard_dir(session_id))
     assert sorted(_round(alpha, "alpha").imported) == ["r0", "r1"]
+
+
+def _four_imported(tmp_path: Path, bare: str) -> tuple[PathResolver, PathResolver]:
+    """``_beta_session``, then two rounds that each import two of beta's sessions of 512 KiB (p0, p1, q0, q1)."""
+    alpha, beta = _beta_session(tmp_path, bare)
+    for prefix in ("p", "q"):
+        _send_two(bare, beta, prefix)
+        assert len(_round(alpha, "alpha").imported) == 2
+    return alpha, beta
 
 
 def _send_two(bare: str, beta: PathResolver, prefix: str) -> None:
@@ -762,10 +768,7 @@ def test_sessions_recorded_before_they_were_measured_count_towards_the_bound(
 ) -> None:
     """An import killed between the move and the measuring, or a state from before sizes were kept."""
     monkeypatch.setattr(inbound, "MAX_HELD_BYTES", 3 << 20)
-    alpha, beta = _beta_session(tmp_path, bare)
-    for prefix in ("p", "q"):
-        _send_two(bare, beta, prefix)
-        _round(alpha, "alpha")
+    alpha, beta = _four_imported(tmp_path, bare)
     state = json.loads(Path(alpha.sync_file("state.json")).read_text())
     state["foreign"] = dict.fromkeys(state["foreign"], 0)
     Path(alpha.sync_file("state.json")).write_text(json.dumps(state))
@@ -954,10 +957,7 @@ def test_an_import_cut_short_keeps_the_commit_it_compares_against_through_gc(
     """The commit state.json names stays while gc prunes: the next import compares against it, not the whole tree."""
     monkeypatch.setattr(gitstore, "MAX_HISTORY_BYTES", 1 << 20)  # gc packs everything every round
     monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 3 << 20)
-    alpha, beta = _beta_session(tmp_path, bare)
-    for prefix in ("p", "q"):  # 4 MiB held, each import under 3 MiB
-        _send_two(bare, beta, prefix)
-        _round(alpha, "alpha")
+    alpha, beta = _four_imported(tmp_path, bare)  # 2 MiB held, each import under 3 MiB
     _send_two(bare, beta, "r")
     real = importing._import_session
 
