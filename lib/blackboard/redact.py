@@ -233,7 +233,25 @@ NAMED_VALUES = [
 
 
 def redact(text: str) -> str:
-    """``text`` with every recognised secret replaced by ``[REDACTED]``."""
+    """``text`` with every recognised secret replaced by ``[REDACTED]``.
+
+    Passes repeat until one changes nothing: a secret replaced can join what was around it
+    into another (a JDBC password's ``://`` swallowed leaves ``db:…@host``, a URL
+    credential), and redacting a redacted text must change nothing. A text without a
+    secret takes one pass, one with secrets usually two.
+    """
+    for _ in range(MAX_PASSES):
+        redacted = _redact_once(text)
+        if redacted == text:
+            break
+        text = redacted
+    return text
+
+
+MAX_PASSES = 8  # each pass that changes something replaces at least one secret with the marker
+
+
+def _redact_once(text: str) -> str:
     lines = _apply(VALUES, _apply(TOKENS, text)).split("\n")
     runs = itertools.groupby(lines, key=_names_a_secret)  # consecutive lines that do, or do not
     return "\n".join(_apply(NAMED_VALUES, "\n".join(run)) if named else "\n".join(run) for named, run in runs)

@@ -919,3 +919,14 @@ def test_a_mebibyte_of_adversarial_text_is_redacted_in_well_under_seconds(text: 
     started = time.monotonic()
     redact(text)
     assert time.monotonic() - started < max(3.0, 30 * prose)
+
+
+def test_a_secret_replaced_that_joins_its_neighbours_into_another_is_redacted_at_once() -> None:
+    """Found by Hypothesis: the JDBC password's `://` swallowed leaves `db:…@github.com`, a URL credential."""
+    text = (
+        "jdbc:sqlserver://db:1433;databaseName=app;user=sa;password=Sq1P4ss;spring.datasource.password=Spr1ngP4ss"
+        "jdbc:sqlserver://db:1433;databaseName=app;user=sa;password=Sq1P4ss;git@github.com:acme/widget.git"
+    )
+    once = redact(text)
+    assert redact(once) == once
+    assert "Sq1P4ss" not in once and "Spr1ngP4ss" not in once
