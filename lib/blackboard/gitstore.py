@@ -21,9 +21,6 @@ from .fsutil import names_in, read_bounded
 BLOB, GITLINK = "blob", "160000"
 MAX_ENTRIES = 100_000  # files of a remote tree one round reads: about 20 000 sessions
 MAX_HISTORY_BYTES = 64 * 1024 * 1024  # packs kept beside the largest one before everything unreachable goes
-# The private repository in all. Bounds read the diff of each commit, so a remote that keeps
-# what is refused (and adds more in every commit) would grow it by a fetch a round without this.
-MAX_STORE_BYTES = 1024 * 1024 * 1024
 WATCH_SECONDS = 0.1
 # No prompt may wait for a person: git's own, its askpass helpers (an empty GIT_ASKPASS
 # stops git from trying core.askPass and SSH_ASKPASS), Git Credential Manager's, ssh's.
@@ -198,6 +195,20 @@ class Store:
         self.run(["repack", "-a", "-d", "-q"])
         self.run(["prune", "--expire=now"])
 
+    def clear_stale_locks(self) -> None:
+        """Delete the lock files a git stopped half-way left: ``shallow.lock``, ``packed-refs.lock``, a ref's.
+
+        A fetch stopped at its deadline leaves ``shallow.lock``, and git then refuses every
+        later fetch ("remove the file manually to continue"). Only for a caller that holds the
+        round's lock: then no git of a live round writes here.
+        """
+        stale = [os.path.join(self.git_dir, name) for name in ("shallow.lock", "packed-refs.lock")]
+        for folder, _, names in os.walk(os.path.join(self.git_dir, "refs")):
+            stale += [os.path.join(folder, name) for name in names if name.endswith(".lock")]
+        for path in stale:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
     def remove_partial_packs(self) -> None:
         """Delete what a stopped fetch was writing (``objects/pack/tmp_*``)."""
         pack_dir = os.path.join(self.git_dir, "objects", "pack")
@@ -208,22 +219,17 @@ class Store:
 
     def history_bytes(self) -> int:
         """The bytes of every pack but the largest: roughly what came since the repository was last packed whole."""
-        sizes = self._pack_sizes()
+        sizes = [0, *self.pack_sizes().values()]
         return sum(sizes) - max(sizes)
 
-    def check_size(self) -> None:
-        """``TooLarge`` when the repository's packs hold over ``MAX_STORE_BYTES``."""
-        if sum(self._pack_sizes()) > MAX_STORE_BYTES:
-            limit = MAX_STORE_BYTES // (1024 * 1024)
-            raise TooLarge(f"the remote's boards take over {limit} MiB here; refused, nothing more kept")
-
-    def _pack_sizes(self) -> list[int]:
+    def pack_sizes(self) -> dict[str, int]:
+        """Each pack's name and size in bytes."""
         pack_dir = os.path.join(self.git_dir, "objects", "pack")
-        sizes = [0]
+        sizes = {}
         for name in names_in(pack_dir):
             if name.endswith(".pack"):
                 with contextlib.suppress(OSError):
-                    sizes.append(os.lstat(os.path.join(pack_dir, name)).st_size)
+                    sizes[name] = os.lstat(os.path.join(pack_dir, name)).st_size
         return sizes
 
     def partial_pack_bytes(self) -> int:

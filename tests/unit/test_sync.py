@@ -346,9 +346,12 @@ def test_an_oversized_file_in_a_later_commit_is_refused_and_nothing_of_it_stays(
     assert "over 8 MiB" in json.loads(Path(alpha.sync_file("status.json")).read_text())["fetch"]["detail"]
 
 
+@pytest.mark.parametrize("watched", [True, False], ids=["stopped-while-fetching", "done-before-a-look"])
 def test_a_fetch_over_its_byte_cap_is_stopped_and_leaves_nothing(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch, watched: bool
 ) -> None:
+    if not watched:  # a fetch quicker than the watch: what it brought is measured once it is done
+        monkeypatch.setattr(gitstore, "WATCH_SECONDS", 60.0)
     alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
     _ended(beta, "b1", "beta")
     _round(beta, "beta")
@@ -995,21 +998,30 @@ def test_pushes_leave_no_loose_objects_and_no_ref_but_the_fetched_and_imported(t
     assert set(refs) <= {"refs/fetched", "refs/imported"}  # no snapshot of an old push kept for good
 
 
-def test_a_remote_that_keeps_what_is_refused_is_refused_once_it_takes_too_much_room(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Each commit adds refused bytes under the per-commit bounds and keeps the earlier ones."""
-    monkeypatch.setattr(gitstore, "MAX_STORE_BYTES", 3 << 20)
+@pytest.mark.parametrize("left", ["shallow.lock", "packed-refs.lock", "refs/fetched.lock", "refs/imported.lock"])
+def test_what_a_git_stopped_at_its_deadline_left_never_stops_later_rounds(tmp_path: Path, bare: str, left: str) -> None:
     alpha, beta = _beta_session(tmp_path, bare)
-    for n in range(12):
-        _hostile(bare, {f"junk/{n}": os.urandom(600 * 1024)})  # outside the layout, under its 1 MiB a commit
-        try:
-            _round(alpha, "alpha")
-        except TooLarge as exc:
-            assert "take over 3 MiB here" in str(exc)
-            break
-    else:
-        pytest.fail("the remote's kept junk was never refused")
-    size = sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file())
-    assert size < (3 << 20) + (1 << 20)
-    assert "take over 3 MiB here" in sync.status(alpha)["last_fetch"]["detail"]  # type: ignore[index]
+    Path(alpha.sync_repo, left).write_text("")  # a fetch killed at its deadline leaves shallow.lock
+    _ended(beta, "b2", "beta")
+    _round(beta, "beta")
+    _ended(alpha, "a1", "alpha")
+
+    done = _round(alpha, "alpha")
+
+    assert done.imported == ["b2"] and done.pushed == 1
+
+
+def test_a_round_whose_state_names_a_commit_no_longer_here_reads_the_whole_tree_and_goes_on(
+    tmp_path: Path, bare: str
+) -> None:
+    """The private repository deleted to free space, or the commit pruned by an older version."""
+    alpha, beta = _beta_session(tmp_path, bare)
+    shutil.rmtree(alpha.sync_repo)
+    _ended(beta, "b2", "beta")
+    _round(beta, "beta")
+    _ended(alpha, "a1", "alpha")
+
+    done = _round(alpha, "alpha")
+
+    assert "b2" in done.imported and done.pushed == 1
+    assert sync.State.load(alpha).imported == Store(alpha.sync_repo, os.environ).resolve("refs/fetched")

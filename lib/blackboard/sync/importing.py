@@ -63,7 +63,6 @@ def import_commit(
     result = Imported()
     if commit is None or commit == state.imported:
         return result
-    store.check_size()  # what earlier commits brought and kept counts too, not only what changed
     _remove_tree(os.path.join(resolver.sync_dir, "incoming"))  # what an import killed half-way left
     publishing = resolver.sync_file("publishing")  # until its handoffs are published: a kill leaves it
     create_exclusive(publishing, "")

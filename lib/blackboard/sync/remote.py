@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import NoReturn
 
 from ..fsutil import refuse_links
-from ..gitstore import GitFailed, Store
+from ..gitstore import GitFailed, Store, TooLarge
 from ..paths import PathResolver
 from .config import read_config, served_by
 from .state import note_status
@@ -26,12 +26,17 @@ class Fetch:
     nothing changed: most SessionStarts find the commit they know, and fetch nothing.
     """
 
-    def __init__(self, resolver: PathResolver, environ: Mapping[str, str], probe: bool = True) -> None:
+    def __init__(
+        self, resolver: PathResolver, environ: Mapping[str, str], probe: bool = True, locked: bool = False
+    ) -> None:
+        """``locked``: the caller holds the round's lock, so what a git stopped half-way left is cleared first."""
         refuse_links(resolver.root, resolver.sync_dir)
         self.resolver = resolver
         self.config = read_config(resolver)
         self.store = Store(resolver.sync_repo, environ)
         self.store.ensure()
+        if locked:
+            self.store.clear_stale_locks()
         self.probe = probe
         probing = [
             "ls-remote",
@@ -39,6 +44,7 @@ class Fetch:
             self.config["remote"],
             self.config["ref"],
         ]
+        self.packs = set(self.store.pack_sizes())  # what was here before the fetch
         self.proc = self.store.spawn(probing if probe else self._args())
         self.record_up_to_date = True  # SessionStart leaves that to the round it starts: one write less
         self.seen: str | None = None  # what ``listed`` found
@@ -61,13 +67,26 @@ class Fetch:
             return None
         if self.probe and listed != known:  # probed, and new: fetch it now
             try:
+                self.packs = set(self.store.pack_sizes())
                 self.store.finish(self.store.spawn(self._args()), None, deadline, self._too_much)
                 listed = self._fetched()
             except GitFailed as exc:
                 self._failed(exc)
+        if listed != known:
+            self._bounded(known)
         if listed != known or self.record_up_to_date:
             note_status(self.resolver, "fetch", True, "up to date" if listed == known else "fetched")
         return listed
+
+    def _bounded(self, known: str | None) -> None:
+        """Refuse what a fetch brought over ``MAX_FETCH_BYTES``, when it was too quick for ``_too_much`` to see."""
+        brought = sum(size for name, size in self.store.pack_sizes().items() if name not in self.packs)
+        if brought > MAX_FETCH_BYTES:
+            self.store.forget(FETCHED, known)
+            self._failed(TooLarge(self._over_the_cap()))
+
+    def _over_the_cap(self) -> str:
+        return f"the remote sent over {MAX_FETCH_BYTES // (1024 * 1024)} MiB of boards; refused, nothing kept"
 
     def _failed(self, exc: GitFailed) -> NoReturn:
         self.store.remove_partial_packs()
@@ -100,9 +119,7 @@ class Fetch:
 
     def _too_much(self) -> str | None:
         """Why the fetch under way must stop: it has brought more than ``MAX_FETCH_BYTES``."""
-        if self.store.partial_pack_bytes() <= MAX_FETCH_BYTES:
-            return None
-        return f"the remote sent over {MAX_FETCH_BYTES // (1024 * 1024)} MiB of boards; refused, nothing kept"
+        return self._over_the_cap() if self.store.partial_pack_bytes() > MAX_FETCH_BYTES else None
 
     def _fetched(self) -> str:
         """The commit the fetch brought. A remote's ref may name anything: a tree or a blob is refused."""

@@ -89,7 +89,7 @@ def sync_round(
         deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
         state: State | None = None
         for _ in range(PUSH_ATTEMPTS):
-            fetch = Fetch(resolver, environ, probe=False)  # a round fetches anyway: no ls-remote first
+            fetch = Fetch(resolver, environ, probe=False, locked=True)  # a round fetches anyway: no ls-remote first
             try:
                 # this machine's side needs no remote: it is read while git fetches
                 folders = session_folders(resolver)  # each try lists them again: an import may have brought some
@@ -143,8 +143,12 @@ def _keep(store: Store, imported: str | None, deadline: float) -> None:
     compares against it: the gc that starts once the trees are compared must not delete it.
     Gone, that import would read the whole tree again, counting every file against its bounds.
     """
-    if imported is not None:
+    if imported is None:
+        return
+    try:
         store.run(["update-ref", IMPORTED, imported], deadline=deadline)
+    except GitFailed:  # gone already (the repository was deleted, or pruned by an older version)
+        return  # the import reads the whole tree instead: slower, never stuck
 
 
 def push(
@@ -218,6 +222,7 @@ def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str
     if release is None:
         return None  # a round running here fetches anyway
     try:
+        fetch.store.clear_stale_locks()  # before git fetches here
         state = State.load(resolver)  # as the round that held the lock left it
         commit = fetch.finish(deadline, state.imported)
         if commit is None or commit == state.imported:
