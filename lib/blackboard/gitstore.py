@@ -186,8 +186,10 @@ class Store:
         What a refused fetch brought leaves the disk: the pack it came in is rewritten without it.
         A ``commit`` no longer here (a tidying dropped it) leaves ``ref`` deleted.
         """
-        here = commit is not None and self.resolve(commit) is not None
-        self.run(["update-ref", ref, commit] if here and commit else ["update-ref", "-d", ref])
+        if commit is not None and self.resolve(commit) is not None:
+            self.run(["update-ref", ref, commit])
+        else:
+            self.run(["update-ref", "-d", ref])
         for name in ("FETCH_HEAD",):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(self.git_dir, name))
@@ -211,11 +213,9 @@ class Store:
 
     def remove_partial_packs(self) -> None:
         """Delete what a stopped fetch was writing (``objects/pack/tmp_*``)."""
-        pack_dir = os.path.join(self.git_dir, "objects", "pack")
-        for name in names_in(pack_dir):
-            if name.startswith("tmp_"):
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(pack_dir, name))
+        for name in self._pack_files(lambda name: name.startswith("tmp_")):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self.git_dir, "objects", "pack", name))
 
     def history_bytes(self) -> int:
         """The bytes of every pack but the largest: roughly what came since the repository was last packed whole."""
@@ -224,23 +224,20 @@ class Store:
 
     def pack_sizes(self) -> dict[str, int]:
         """Each pack's name and size in bytes."""
-        pack_dir = os.path.join(self.git_dir, "objects", "pack")
-        sizes = {}
-        for name in names_in(pack_dir):
-            if name.endswith(".pack"):
-                with contextlib.suppress(OSError):
-                    sizes[name] = os.lstat(os.path.join(pack_dir, name)).st_size
-        return sizes
+        return self._pack_files(lambda name: name.endswith(".pack"))
 
     def partial_pack_bytes(self) -> int:
         """The bytes a fetch under way has written so far (its ``objects/pack/tmp_pack_*``)."""
+        return sum(self._pack_files(lambda name: name.startswith("tmp_")).values())
+
+    def _pack_files(self, wanted: Callable[[str], bool]) -> dict[str, int]:
+        """The ``wanted`` files of ``objects/pack`` with their sizes; one gone meanwhile is left out."""
         pack_dir = os.path.join(self.git_dir, "objects", "pack")
-        total = 0
-        for name in names_in(pack_dir):
-            if name.startswith("tmp_"):
-                with contextlib.suppress(OSError):
-                    total += os.lstat(os.path.join(pack_dir, name)).st_size
-        return total
+        sizes = {}
+        for name in filter(wanted, names_in(pack_dir)):
+            with contextlib.suppress(OSError):
+                sizes[name] = os.lstat(os.path.join(pack_dir, name)).st_size
+        return sizes
 
     def diff(self, old: str, new: str, deadline: float | None = None) -> list[tuple[str, Entry]]:
         """What changed from ``old`` to ``new``: ``(status, entry)`` for each file and folder, as ``new`` has it.

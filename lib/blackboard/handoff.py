@@ -285,13 +285,14 @@ def publish_latest(resolver: PathResolver, *texts: str) -> bool:
         became = False
         for text in texts:
             fields, body = _arriving(text)
-            became = current is None or order(fields) >= order(current[0])
-            if current is None or became:
+            if current is None or order(fields) >= order(current[0]):
+                became = True
                 older = current[0] if current else {}
                 chain = [older.get("session_id")] + previous_sessions(older)
                 fields["previous_sessions"] = _unique(chain, exclude=fields.get("session_id"))
                 published = _with_ledger(fields, body, merge(Ledger.from_fields(fields), Ledger.from_fields(older)))
             else:
+                became = False
                 newer, newer_body = current
                 chain = [fields.get("session_id")] + previous_sessions(newer)
                 newer["previous_sessions"] = _unique(chain, exclude=newer.get("session_id"))

@@ -44,7 +44,7 @@ class Fetch:
             self.config["remote"],
             self.config["ref"],
         ]
-        self.packs = set(self.store.pack_sizes())  # what was here before the fetch
+        self.packs = set() if probe else set(self.store.pack_sizes())  # what was here before the fetch
         self.proc = self.store.spawn(probing if probe else self._args())
         self.record_up_to_date = True  # SessionStart leaves that to the round it starts: one write less
         self.seen: str | None = None  # what ``listed`` found

@@ -235,7 +235,6 @@ def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str
         finally:
             state.save(resolver)  # what moved in is remembered even when the import stopped half-way
     finally:
-        fetch.stop()
         release()
 
 
