@@ -531,6 +531,7 @@ def test_a_hostile_remote_writes_nothing_outside_the_root(machines, remote: Path
 
     assert alpha.sessions() == ["good"]
     assert "the good one" in alpha.context("next")
+    _settled(alpha)  # the round that SessionStart started writes and renames files: scan once it is done
     refused = "\n".join(map(str, alpha.status()["refused"]))
     for name in (
         "linked",
@@ -649,6 +650,14 @@ def test_nothing_of_a_local_remote_is_run_here(machines, remote: Path, tmp_path:
     assert sorted(p.name for p in ran.iterdir()) == []
 
 
+def _settled(machine: Machine) -> None:
+    """Wait until no sync round of ``machine`` runs (a hook starts one detached)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _rounds_of(machine):
+        time.sleep(0.1)
+    assert not _rounds_of(machine)
+
+
 def _rounds_of(machine: Machine) -> list[int]:
     """The background sync rounds running for ``machine`` (by their command line and root)."""
     mine = f"BLACKBOARD_ROOT={machine.root}".encode()
@@ -680,10 +689,7 @@ def test_behind_a_busy_round_one_more_waits_and_takes_every_change(machines, rem
             time.sleep(0.1)
         time.sleep(1.0)  # any late starter has had time to show up
         assert len(_rounds_of(alpha)) == 1  # one waits; the others saw it waiting and never started
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and _rounds_of(alpha):
-        time.sleep(0.2)
-    assert not _rounds_of(alpha)
+    _settled(alpha)
     pushed = _remote_tree(remote)
     assert all(f"sessions/s{i}/_meta.json" in pushed for i in range(10))
 
