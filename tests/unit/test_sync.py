@@ -845,10 +845,13 @@ def test_a_remote_handoff_that_is_not_utf8_is_refused_not_written_three_times_it
     assert not os.path.lexists(alpha.handoff_path("b2"))
 
 
+@pytest.mark.parametrize("field", ["foreign", "kept"])
 @pytest.mark.parametrize("size", [-1_048_576, True, 2**60], ids=["negative", "true", "past-2**53"])
-def test_a_state_whose_sizes_would_lift_or_jam_the_bound_pauses_sync(resolver: PathResolver, size: object) -> None:
+def test_a_state_whose_sizes_would_lift_or_jam_the_bound_pauses_sync(
+    resolver: PathResolver, size: object, field: str
+) -> None:
     os.makedirs(resolver.sync_dir)
-    Path(resolver.sync_file("state.json")).write_text(json.dumps({"foreign": {"a1": size}}))
+    Path(resolver.sync_file("state.json")).write_text(json.dumps({field: {"a1": size}}))
     with pytest.raises(sync.StatePaused, match="damaged"):
         sync.State.load(resolver)
 
@@ -862,7 +865,7 @@ def test_a_state_written_before_sizes_were_kept_still_knows_its_imported_session
 def test_refused_entries_past_a_bound_refuse_the_commit_and_leave_nothing(
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(inbound, "MAX_REFUSED_BYTES", 512 * 1024)
+    monkeypatch.setattr(inbound, "MAX_KEPT_BYTES", 512 * 1024)
     alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
     _ended(beta, "b1", "beta")
     _round(beta, "beta")
@@ -872,6 +875,66 @@ def test_refused_entries_past_a_bound_refuse_the_commit_and_leave_nothing(
     with pytest.raises(TooLarge, match="outside the board layout"):
         _round(alpha, "alpha")
     assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 512 * 1024
+
+
+def _kept_commit(kind: str, n: int, beta: PathResolver, alpha: PathResolver) -> dict:
+    """The n-th commit of a remote that keeps what it sent before and adds more: about 1 MiB, or 20 entries."""
+    junk = os.urandom(1 << 20)
+    if kind == "refused-sessions":  # another project's: refused when read, after the commit was taken
+        meta = Path(beta.meta_path("b1")).read_text().replace('"widget"', '"other"').replace('"b1"', f'"j{n}"')
+        return {f"sessions/j{n}/_meta.json": meta.encode(), f"sessions/j{n}/session-notes.md": junk}
+    if kind == "outside-the-layout":  # each commit under the bound on its own
+        return {f"junk/{n}-{i}": junk[i << 18 : (i + 1) << 18] for i in range(4)}
+    if kind == "many-empty-entries":
+        return {f"junk/{n}-{i}": b"" for i in range(20)}
+    if kind == "fattened-own-sessions":  # this machine's sessions, grown on the remote
+        notes = Path(alpha.board_file(f"a{n}", "notes")).read_bytes()
+        return {f"sessions/a{n}/session-notes.md": notes + junk}
+    assert kind == "other-machines-active-records"
+    return {f"active/host{n}-{i}.json": json.dumps({"pad": os.urandom(40_000).hex()}).encode() for i in range(13)}
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "refused-sessions",
+        "outside-the-layout",
+        "many-empty-entries",
+        "fattened-own-sessions",
+        "other-machines-active-records",
+    ],
+)
+def test_a_remote_that_keeps_what_is_refused_and_adds_more_is_refused_once_it_keeps_too_much(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Each commit alone passes every bound; what the tree keeps round after round is bounded in all."""
+    monkeypatch.setattr(inbound, "MAX_KEPT_BYTES", 3 << 20)
+    monkeypatch.setattr(inbound, "MAX_KEPT_ENTRIES", 50)
+    alpha, beta = _beta_session(tmp_path, bare)
+    for n in range(8):
+        _ended(alpha, f"a{n}", "alpha")
+    _round(alpha, "alpha")
+    sent: dict = {}
+    refused_at = None
+    for n in range(8):
+        sent.update(_kept_commit(kind, n, beta, alpha))
+        _hostile(bare, sent)
+        try:
+            _round(alpha, "alpha")
+        except TooLarge as exc:
+            assert "that no board here holds" in str(exc)
+            refused_at = n
+            break
+        kept = sync.status(alpha)
+    assert refused_at is not None and 1 <= refused_at <= 4
+    assert kept["kept_bytes"] > 0 and kept["kept_entries"] > 0  # type: ignore[operator]
+    assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 6 << 20
+
+    _hostile(bare, dict.fromkeys(sent))  # the remote takes it back: sync goes on
+    _ended(beta, "b2", "beta")
+    _round(beta, "beta")
+    assert _round(alpha, "alpha").imported == ["b2"]
+    assert sync.State.load(alpha).kept == {}
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from .. import handoff
 from ..fsutil import atomic_write, create_exclusive, json_object, make_dirs, read_bounded, refuse_links
 from ..gitstore import BLOB, Entry, GitFailed, GitTimeout, Reader, Store, TooLarge
+from ..ids import is_session_id
 from ..meta import FINISHED, read_meta_or_none
 from ..paths import META_FILE, PathResolver
 from ..project import safe_segment
@@ -28,6 +29,7 @@ from .inbound import (
     Refused,
     active_records,
     check_session,
+    kept_key,
     updated,
 )
 from .state import State, metadata_stamp, metadata_unchanged, read_json, session_signature
@@ -68,17 +70,19 @@ def import_commit(
     create_exclusive(publishing, "")
     offers: list[tuple[tuple[int, float, str], str]] = []
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
-        entries, unremoved = _entries_to_read(store, reader, state.imported, commit, deadline)
+        listing = _entries_to_read(store, reader, state.imported, commit, deadline)
         compared()
-        layout = Layout(entries)
+        layout = Layout(listing.entries)
         _measure_unmeasured(resolver, state)
         held = sum(size for i, size in state.foreign.items() if i not in layout.sessions)  # the rest it replaces
-        too_large = layout.too_large(held)
+        touched = listing.touched
+        kept = {k: size for k, size in state.kept.items() if touched is not None and k not in touched}
+        too_large = layout.too_large(held, kept)
         if too_large:
             raise TooLarge(f"{too_large}; refused, nothing kept")
         result.refused += layout.problems
         result.refused += _take_removals(resolver, state, layout.removed, host)
-        for session_id in unremoved:  # a machine went on in a removed session and sent it again
+        for session_id in listing.unremoved:  # a machine went on in a removed session and sent it again
             state.removed.pop(session_id, None)
         ids = [i for i in sorted(layout.sessions) if i not in layout.removed and i not in layout.spoiled]
         ids = [i for i in ids if not _removed(resolver, state, i)]
@@ -119,7 +123,29 @@ def import_commit(
                 state.conflicts[session_id] = detail
     if result.complete:
         state.imported = commit
+        state.kept = {**kept, **_kept(resolver, layout, result.sessions)}
     return result
+
+
+def _kept(resolver: PathResolver, layout: Layout, imported: list[str]) -> dict[str, int]:
+    """What the listed entries keep in the private repository that no board here holds, by ``kept_key``.
+
+    A session or handoff imported is held here as it is there. Another (this machine's own,
+    in conflict, refused) counts for what it holds beyond the copy here, if there is one: a
+    remote that fattens this machine's sessions counts too. Anything else counts whole.
+    """
+    taken = set(imported)
+    kept = {}
+    for key, size in layout.sizes.items():
+        parts = key.split("/")
+        handed_off = handoff.handoff_id(parts[1]) if parts[0] == "handoff" and len(parts) == 2 else None
+        if parts[0] == "sessions" and len(parts) == 2 and is_session_id(parts[1]):
+            size = 0 if parts[1] in taken else size - _folder_bytes(resolver, parts[1])
+        elif handed_off is not None:
+            size = 0 if handed_off in taken else size - _size(resolver.handoff_path(handed_off))
+        if size > 0 or key in layout.refused:
+            kept[key] = max(size, layout.refused.get(key, 1))
+    return kept
 
 
 def _take_removals(resolver: PathResolver, state: State, removed: set[str], host: str) -> list[str]:
@@ -184,11 +210,18 @@ def _unchanged_since_sync(resolver: PathResolver, state: State, session_id: str)
     return local.get("status") in FINISHED and recorded == session_signature(resolver, session_id)
 
 
-def _entries_to_read(
-    store: Store, reader: Reader, old: str | None, new: str, deadline: float
-) -> tuple[list[Entry], set[str]]:
+@dataclass
+class Listing:
+    """The files of a commit an import looks at, and what else changed since the last import's commit."""
+
+    entries: list[Entry]
+    unremoved: set[str]  # sessions whose removal marker went (sent again by a machine that resumed them)
+    touched: set[str] | None = None  # the ``kept_key`` of every change; None when the whole tree is listed
+
+
+def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, deadline: float) -> Listing:
     """The files of ``new`` worth a look, with their sizes: all of them the first time, else what changed since
-    ``old``; and the sessions whose removal marker went since ``old`` (sent again by a machine that resumed them).
+    ``old``; and the sessions whose removal marker went since ``old``.
 
     A new session folder comes whole in the diff. One that changed, or lost a file, is listed
     whole, since an import replaces a folder whole; so is the folder of a handoff that changed alone (a
@@ -206,14 +239,16 @@ def _entries_to_read(
     if changes is None:
         entries = store.tree(new, deadline=deadline)
         held = {e.path.split("/")[1] for e in entries if e.path.startswith("sessions/")}
-        return entries, held - {e.path.split("/")[1] for e in entries if e.path.startswith("removed/")}
+        return Listing(entries, held - {e.path.split("/")[1] for e in entries if e.path.startswith("removed/")})
     whole = {e.path for status, e in changes if status == "A" and e.kind == "tree"}
     entries = []
     relist: set[str] = set()
     unremoved = set()
+    touched = set()
     for status, entry in changes:
         if status == "D" and entry.path.startswith("removed/"):
             unremoved.add(entry.path[len("removed/") :])
+        touched.add(kept_key(entry.path))
         if entry.kind == "tree":
             continue
         parts = entry.path.split("/")
@@ -228,11 +263,11 @@ def _entries_to_read(
         if handed_off is not None and f"sessions/{handed_off}" not in whole:
             relist.add(f"sessions/{handed_off}")
     if len(relist) >= 1000:  # one listing of the whole tree is cheaper than a long argument list
-        return store.tree(new, deadline=deadline), unremoved
+        return Listing(store.tree(new, deadline=deadline), unremoved)
     blobs = [e for e in entries if e.kind == BLOB]
     for entry, size in zip(blobs, reader.sizes([e.sha for e in blobs])):
         entry.size = size
-    return entries + (store.tree(new, sorted(relist), deadline) if relist else []), unremoved
+    return Listing(entries + (store.tree(new, sorted(relist), deadline) if relist else []), unremoved, touched)
 
 
 def _removed(resolver: PathResolver, state: State, session_id: str) -> bool:
@@ -276,11 +311,22 @@ def _import_session(
 
 def _bytes_held(resolver: PathResolver, session_id: str) -> int:
     """What an imported session takes here: its folder's files and its handoff, as they are on disk."""
-    with os.scandir(resolver.get_session_blackboard_dir(session_id)) as found:
-        held = sum(entry.stat(follow_symlinks=False).st_size for entry in found)
-    with contextlib.suppress(FileNotFoundError):
-        held += os.lstat(resolver.handoff_path(session_id)).st_size
-    return held
+    return _folder_bytes(resolver, session_id) + _size(resolver.handoff_path(session_id))
+
+
+def _folder_bytes(resolver: PathResolver, session_id: str) -> int:
+    try:
+        with os.scandir(resolver.get_session_blackboard_dir(session_id)) as found:
+            return sum(entry.stat(follow_symlinks=False).st_size for entry in found)
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+
+
+def _size(path: str) -> int:
+    try:
+        return os.lstat(path).st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _measure_unmeasured(resolver: PathResolver, state: State) -> None:

@@ -37,6 +37,8 @@ class State:
         self.pushed: dict[str, str] = {k: v for k, v in _dict(data, "pushed").items() if isinstance(v, str)}
         # sessions imported from other machines, with the bytes each import wrote here (MAX_HELD_BYTES)
         self.foreign: dict[str, int] = {k: v for k, v in _dict(data, "foreign").items() if isinstance(v, int)}
+        # what the remote's tree keeps in the private repository that no board here holds (``inbound.kept_key``)
+        self.kept: dict[str, int] = {k: v for k, v in _dict(data, "kept").items() if isinstance(v, int)}
         self.removed: dict[str, None] = dict.fromkeys(i for i in _list(data, "removed") if isinstance(i, str))
         self.conflicts: dict[str, str] = {k: v for k, v in _dict(data, "conflicts").items() if isinstance(v, str)}
         self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-MAX_REFUSALS:]
@@ -79,6 +81,7 @@ class State:
             "imported_commit": self.imported,
             "pushed": self.pushed,
             "foreign": self.foreign,
+            "kept": self.kept,
             "removed": list(self.removed),  # oldest first
             "conflicts": self.conflicts,
             "refused": self.refused,
@@ -101,6 +104,7 @@ SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
     "imported_commit": ((str, type(None)), object),
     "pushed": (dict, str),
     "foreign": (dict, int),
+    "kept": (dict, int),
     "removed": (list, str),
     "conflicts": (dict, str),
     "refused": (list, str),
@@ -119,8 +123,8 @@ def _misshapen(data: dict) -> bool:
         items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
         if any(not isinstance(v, item) for v in items):
             return True
-        if key == "foreign" and any(type(v) is not int or not 0 <= v < MAX_SIZE for v in items):
-            return True  # a negative size would lift the bound on what imports hold; True is no size
+        if key in ("foreign", "kept") and any(type(v) is not int or not 0 <= v < MAX_SIZE for v in items):
+            return True  # a negative size would lift a bound; True is no size
     return False
 
 
