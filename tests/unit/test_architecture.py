@@ -18,7 +18,7 @@ LAYERS = [
     {"summary"},
     {"session", "recovery", "migrate", "context", "board", "sync"},
     {"cleanup", "doctor", "failures"},
-    {"hook", "cli", "__main__"},
+    {"hook", "events", "cli", "__main__"},
 ]
 LAYER_OF = {name: level for level, names in enumerate(LAYERS) for name in names}
 # The one import upward, made inside the method: mnemonic's ADR-011 puts the session listing on

@@ -1,0 +1,19 @@
+"""Stop (after every turn) and PreCompact: the draft handoff, so a session that never ends still hands off."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .. import session
+from . import board_of, log_failure
+from .capture import capture
+
+
+def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> None:
+    resolver, session_id = board_of(payload, environ, new_session=False)
+    if event == "stop":
+        try:
+            capture(event, resolver, session_id, payload, environ)
+        except Exception:  # noqa: BLE001 - a digest that could not take the message must not cost the checkpoint
+            log_failure(event, environ)
+    session.checkpoint(resolver, session_id, environ)

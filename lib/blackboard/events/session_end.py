@@ -1,0 +1,19 @@
+"""SessionEnd: the session's end and its handoff; a project that syncs starts a round, never waiting on it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from .. import session
+from ..ids import optional_str
+from . import board_of
+
+
+def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> None:
+    resolver, session_id = board_of(payload, environ, new_session=False)
+    session.end(resolver, session_id, (optional_str(payload.get("reason")) or "other")[:64], environ)
+    if os.path.isfile(resolver.sync_file("config.json")):
+        from .. import sync  # 43 ms to import: only a project that syncs pays for it (ADR 27)
+
+        sync.start_background_round(resolver, environ)  # Claude Code cancels SessionEnd after about 1.5 s

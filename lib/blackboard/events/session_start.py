@@ -1,0 +1,131 @@
+"""SessionStart: the session's board, and the context the new session starts from (the latest handoff).
+
+In a project that syncs, git fetches other machines' boards while the hook does its local
+work, what arrived in time is imported, and a detached round is started last.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from types import ModuleType
+
+from .. import context, handoff, migrate, recovery, session, settings
+from ..environment import current_venv
+from ..fsutil import append_text
+from ..hook import STARTED
+from ..ids import optional_str
+from ..paths import PathResolver
+from . import board_of, log_failure, note_sync_failure, usable_path
+
+
+def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> str:
+    source = optional_str(payload.get("source"))
+    resolver, session_id = board_of(payload, environ, new_session=source in (None, "startup", "clear", "fork"))
+    sync = _sync_of(resolver)
+    fetch = sync.start_fetch(resolver, environ) if sync else None  # first: git fetches during the local work
+    source = source if source in session.SOURCES else "startup"
+    abandoned: list[str] = []
+    troubled = False
+    try:
+        cwd = usable_path(payload.get("cwd")) or os.getcwd()
+        migrate.migrate_if_needed(resolver, cwd, os.path.expanduser("~"), environ)
+        session.publish_pending(resolver, environ)
+        abandoned = recovery.recover(resolver, session_id, environ)
+    except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
+        log_failure(event, environ)
+        troubled = True
+    try:
+        started = session.start(resolver, session_id, source, payload, environ.get("CLAUDE_PID"))
+    except BaseException:
+        if fetch is not None:
+            fetch.stop()  # never leave a git running after the hook
+        raise
+    try:
+        _export_env(environ.get("CLAUDE_ENV_FILE"), session_id, started.board_dir)
+    except Exception:  # noqa: BLE001 - an unusable env file costs the Bash tool its variables, not the context
+        log_failure(event, environ)
+        troubled = True
+    if sync and fetch is not None:
+        _finish_fetch(sync, resolver, fetch, environ)
+    try:
+        return _start_context(resolver, session_id, source, started.reopened, abandoned, troubled, environ)
+    finally:
+        if sync and fetch is not None:
+            _start_round(sync, resolver, environ)  # last: a new process takes the machine's attention
+
+
+def _sync_of(resolver: PathResolver) -> ModuleType | None:
+    """``sync`` in a project that syncs, else None: its import takes 43 ms, which only a project that
+    opted in pays for (ADR 27)."""
+    if not os.path.isfile(resolver.sync_file("config.json")):
+        return None
+    from .. import sync
+
+    return sync
+
+
+def _start_context(
+    resolver: PathResolver,
+    session_id: str,
+    source: str,
+    reopened: bool,
+    abandoned: list[str],
+    troubled: bool,
+    environ: Mapping[str, str],
+) -> str:
+    """SessionStart's JSON: the context for the model, and a line for the person when there is news.
+
+    Nothing a repository brought (``context.shipped``) is presented as the user's past.
+    """
+    limit = settings.context_chars(environ)
+    own_board = source == "compact" or (source == "resume" and reopened)
+    latest = None if own_board else handoff.read_handoff(resolver.latest_handoff_path())
+    refused, abandoned = context.shipped(resolver, latest[0] if latest else None, abandoned, environ)
+    latest = None if refused else latest
+    if own_board:
+        text = context.for_own_board(resolver, session_id, source == "compact", limit)
+    else:
+        text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit, latest, refused)
+    output: dict[str, object] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    message = context.status_line(latest[0] if latest else {}, len(abandoned), troubled, refused)
+    if message:
+        output["systemMessage"] = message  # shown to the person in Claude Code's interface
+    return json.dumps(output)
+
+
+def _finish_fetch(sync: ModuleType, resolver: PathResolver, fetch: object, environ: Mapping[str, str]) -> None:
+    """Import what arrived within ``BLACKBOARD_SYNC_TIMEOUT`` of the hook's start (the round started later pushes).
+
+    An unreachable or hanging remote costs the session a line in ``blackboard sync status``
+    and in ``logs/sync.log``, nothing more.
+    """
+    try:
+        sync.finish_fetch(resolver, fetch, environ, STARTED + settings.sync_timeout(environ))
+    except Exception as exc:  # noqa: BLE001 - the remote is someone else's problem, never the session's
+        note_sync_failure(f"session-start: {exc} ({time.monotonic() - STARTED:.2f}s)", environ)
+
+
+def _start_round(sync: ModuleType, resolver: PathResolver, environ: Mapping[str, str]) -> None:
+    """A detached round: a slow remote gets the time a round has, and the round says this session is active."""
+    try:
+        sync.start_background_round(resolver, environ)
+    except Exception as exc:  # noqa: BLE001 - the remote is someone else's problem, never the session's
+        note_sync_failure(f"session-start: no round started: {exc}", environ)
+
+
+def _export_env(env_file: str | None, session_id: str, board_dir: str) -> None:
+    """The session's variables for the Bash tool, through ``CLAUDE_ENV_FILE``: its id, its board, the environment."""
+    if not env_file:
+        return
+    exports = {"BLACKBOARD_SESSION_ID": session_id, "BLACKBOARD_DIR": board_dir}
+    venv = current_venv()
+    if venv:
+        exports["BLACKBOARD_VENV"] = venv  # so `blackboard` in the Bash tool finds this environment
+    append_text(env_file, "".join(f"export {name}={_quote(value)}\n" for name, value in exports.items()))
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "'\\''") + "'"
