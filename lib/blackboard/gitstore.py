@@ -260,6 +260,24 @@ class Store:
             _stop(proc)
         return changes
 
+    def disk_bytes(self, commit: str, deadline: float | None = None) -> int:
+        """What every object ``commit`` reaches takes on disk: its files, its folders' listings, itself.
+
+        ``TooLarge`` past ``4 * MAX_ENTRIES`` objects (a file, a folder: one each).
+        """
+        proc = self.spawn(["rev-list", "--objects", "--no-object-names", commit])
+        shas: list[bytes] = []
+        try:
+            for sha in _records(proc, deadline, b"\n"):
+                if len(shas) == 4 * MAX_ENTRIES:
+                    raise TooLarge(f"the remote's commit holds over {4 * MAX_ENTRIES} files and folders; refused")
+                shas.append(sha)
+            self.finish(proc, None, deadline)
+        finally:
+            _stop(proc)
+        sizes = self.run(["cat-file", "--batch-check=%(objectsize:disk)"], b"".join(s + b"\n" for s in shas), deadline)
+        return sum(int(size) for size in sizes.split() if size.isdigit())
+
     def reader(self, deadline: float | None = None) -> Reader:
         """One ``git cat-file --batch`` to read blobs with; a ``with`` starts it at once, else the first read."""
         return Reader(self, deadline)
@@ -406,8 +424,8 @@ class Reader:
                 _stop(proc)
 
 
-def _records(proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[bytes]:
-    """The NUL-terminated records git writes on stdout, as it writes them, until ``deadline``."""
+def _records(proc: subprocess.Popen[bytes], deadline: float | None, end: bytes = b"\0") -> Iterator[bytes]:
+    """The records git writes on stdout, each ending with ``end``, as it writes them, until ``deadline``."""
     assert proc.stdout is not None
     pending = b""
     while True:
@@ -416,7 +434,7 @@ def _records(proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[
         chunk = os.read(proc.stdout.fileno(), 1 << 16)
         if not chunk:
             break
-        *records, pending = (pending + chunk).split(b"\0")
+        *records, pending = (pending + chunk).split(end)
         yield from filter(None, records)
     if pending:
         yield pending

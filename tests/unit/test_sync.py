@@ -845,13 +845,10 @@ def test_a_remote_handoff_that_is_not_utf8_is_refused_not_written_three_times_it
     assert not os.path.lexists(alpha.handoff_path("b2"))
 
 
-@pytest.mark.parametrize("field", ["foreign", "kept"])
 @pytest.mark.parametrize("size", [-1_048_576, True, 2**60], ids=["negative", "true", "past-2**53"])
-def test_a_state_whose_sizes_would_lift_or_jam_the_bound_pauses_sync(
-    resolver: PathResolver, size: object, field: str
-) -> None:
+def test_a_state_whose_sizes_would_lift_or_jam_the_bound_pauses_sync(resolver: PathResolver, size: object) -> None:
     os.makedirs(resolver.sync_dir)
-    Path(resolver.sync_file("state.json")).write_text(json.dumps({field: {"a1": size}}))
+    Path(resolver.sync_file("state.json")).write_text(json.dumps({"foreign": {"a1": size}}))
     with pytest.raises(sync.StatePaused, match="damaged"):
         sync.State.load(resolver)
 
@@ -862,10 +859,15 @@ def test_a_state_written_before_sizes_were_kept_still_knows_its_imported_session
     assert sync.State.load(resolver).foreign == {"a1": 0, "b2": 0}
 
 
+def test_the_sizes_a_signature_names_count_each_file_at_most_at_the_cap_on_what_is_sent() -> None:
+    signature = "_meta.json:300:17;session-notes.md:99999999999999999999:18;handoff-a1.md:x:19;odd"
+    assert sync_state.signature_bytes(signature) == 300 + inbound.MAX_FILE_BYTES
+
+
 def test_refused_entries_past_a_bound_refuse_the_commit_and_leave_nothing(
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(inbound, "MAX_KEPT_BYTES", 512 * 1024)
+    monkeypatch.setattr(inbound, "MAX_REFUSED_BYTES", 512 * 1024)
     alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
     _ended(beta, "b1", "beta")
     _round(beta, "beta")
@@ -878,63 +880,73 @@ def test_refused_entries_past_a_bound_refuse_the_commit_and_leave_nothing(
 
 
 def _kept_commit(kind: str, n: int, beta: PathResolver, alpha: PathResolver) -> dict:
-    """The n-th commit of a remote that keeps what it sent before and adds more: about 1 MiB, or 20 entries."""
+    """The n-th commit of a remote that keeps what it sent before and adds 0.5 to 1 MiB more on disk."""
     junk = os.urandom(1 << 20)
-    if kind == "refused-sessions":  # another project's: refused when read, after the commit was taken
+    if kind == "refused-sessions":  # another project's: refused once read, after the commit was taken
         meta = Path(beta.meta_path("b1")).read_text().replace('"widget"', '"other"').replace('"b1"', f'"j{n}"')
         return {f"sessions/j{n}/_meta.json": meta.encode(), f"sessions/j{n}/session-notes.md": junk}
-    if kind == "outside-the-layout":  # each commit under the bound on its own
+    if kind == "outside-the-layout":  # each commit under the bound on refused entries
         return {f"junk/{n}-{i}": junk[i << 18 : (i + 1) << 18] for i in range(4)}
-    if kind == "many-empty-entries":
-        return {f"junk/{n}-{i}": b"" for i in range(20)}
+    if kind == "long-names":  # empty files: only their folder's listing grows
+        return {f"junk/{n}/{os.urandom(120).hex()}": b"" for _ in range(4000)}
     if kind == "fattened-own-sessions":  # this machine's sessions, grown on the remote
         notes = Path(alpha.board_file(f"a{n}", "notes")).read_bytes()
         return {f"sessions/a{n}/session-notes.md": notes + junk}
     assert kind == "other-machines-active-records"
-    return {f"active/host{n}-{i}.json": json.dumps({"pad": os.urandom(40_000).hex()}).encode() for i in range(13)}
+    return {f"active/host{n}-{i}.json": json.dumps({"pad": os.urandom(30_000).hex()}).encode() for i in range(16)}
 
 
 @pytest.mark.parametrize(
     "kind",
-    [
-        "refused-sessions",
-        "outside-the-layout",
-        "many-empty-entries",
-        "fattened-own-sessions",
-        "other-machines-active-records",
-    ],
+    ["refused-sessions", "outside-the-layout", "long-names", "fattened-own-sessions", "other-machines-active-records"],
 )
-def test_a_remote_that_keeps_what_is_refused_and_adds_more_is_refused_once_it_keeps_too_much(
+def test_a_remote_that_keeps_what_no_board_holds_and_adds_more_is_refused_once_it_keeps_too_much(
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    """Each commit alone passes every bound; what the tree keeps round after round is bounded in all."""
-    monkeypatch.setattr(inbound, "MAX_KEPT_BYTES", 3 << 20)
-    monkeypatch.setattr(inbound, "MAX_KEPT_ENTRIES", 50)
+    """Each commit alone passes every bound; what the remote keeps here round after round is bounded in all."""
+    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 3 << 20)
     alpha, beta = _beta_session(tmp_path, bare)
     for n in range(8):
         _ended(alpha, f"a{n}", "alpha")
     _round(alpha, "alpha")
     sent: dict = {}
     refused_at = None
-    for n in range(8):
+    for n in range(10):
         sent.update(_kept_commit(kind, n, beta, alpha))
         _hostile(bare, sent)
         try:
             _round(alpha, "alpha")
         except TooLarge as exc:
-            assert "that no board here holds" in str(exc)
+            assert "more than the boards here hold" in str(exc)
             refused_at = n
             break
-        kept = sync.status(alpha)
-    assert refused_at is not None and 1 <= refused_at <= 4
-    assert kept["kept_bytes"] > 0 and kept["kept_entries"] > 0  # type: ignore[operator]
-    assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 6 << 20
+    assert refused_at is not None and refused_at >= 1  # each commit alone was fine
+    assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 8 << 20
 
     _hostile(bare, dict.fromkeys(sent))  # the remote takes it back: sync goes on
     _ended(beta, "b2", "beta")
     _round(beta, "beta")
     assert _round(alpha, "alpha").imported == ["b2"]
-    assert sync.State.load(alpha).kept == {}
+
+
+def test_a_project_whose_boards_come_to_more_than_the_bound_is_never_refused_for_it(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bound is on what no board here holds: this machine's sessions and those imported never count."""
+    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 1 << 20)
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    for n in range(3):  # 3 MiB of this machine's own, 3 MiB of beta's: hardly compressible
+        for machine, name in ((alpha, f"a{n}"), (beta, f"b{n}")):
+            _ended(machine, name, machine is alpha and "alpha" or "beta")
+            with open(machine.board_file(name, "notes"), "a") as notes:
+                notes.write(os.urandom(1 << 19).hex())
+        _round(alpha, "alpha")
+        _round(beta, "beta")
+    shutil.rmtree(alpha.sync_repo)  # its next round reads the whole tree again
+    assert sorted(_round(alpha, "alpha").imported) == ["b0", "b1", "b2"]
+    _ended(beta, "b3", "beta")
+    _round(beta, "beta")
+    assert _round(alpha, "alpha").imported == ["b3"]
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from .. import handoff
 from ..fsutil import atomic_write, create_exclusive, json_object, make_dirs, read_bounded, refuse_links
 from ..gitstore import BLOB, Entry, GitFailed, GitTimeout, Reader, Store, TooLarge
-from ..ids import is_session_id
 from ..meta import FINISHED, read_meta_or_none
 from ..paths import META_FILE, PathResolver
 from ..project import safe_segment
@@ -23,16 +22,16 @@ from .inbound import (
     MAX_ACTIVE_BYTES,
     MAX_ACTIVE_RECORDS,
     MAX_FILE_BYTES,
+    MAX_UNHELD_BYTES,
     SESSION_FILES,
     Accepted,
     Layout,
     Refused,
     active_records,
     check_session,
-    kept_key,
     updated,
 )
-from .state import State, metadata_stamp, metadata_unchanged, read_json, session_signature
+from .state import State, metadata_stamp, metadata_unchanged, read_json, session_signature, signature_bytes
 
 MAX_OFFERS_PUBLISHED = 20  # handoffs imported in one round that are merged into the latest
 
@@ -70,19 +69,17 @@ def import_commit(
     create_exclusive(publishing, "")
     offers: list[tuple[tuple[int, float, str], str]] = []
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
-        listing = _entries_to_read(store, reader, state.imported, commit, deadline)
+        entries, unremoved = _entries_to_read(store, reader, state.imported, commit, deadline)
         compared()
-        layout = Layout(listing.entries)
+        layout = Layout(entries)
         _measure_unmeasured(resolver, state)
         held = sum(size for i, size in state.foreign.items() if i not in layout.sessions)  # the rest it replaces
-        touched = listing.touched
-        kept = {k: size for k, size in state.kept.items() if touched is not None and k not in touched}
-        too_large = layout.too_large(held, kept)
+        too_large = layout.too_large(held) or _keeps_too_much(store, state, layout.taken_bytes, commit, deadline)
         if too_large:
             raise TooLarge(f"{too_large}; refused, nothing kept")
         result.refused += layout.problems
         result.refused += _take_removals(resolver, state, layout.removed, host)
-        for session_id in listing.unremoved:  # a machine went on in a removed session and sent it again
+        for session_id in unremoved:  # a machine went on in a removed session and sent it again
             state.removed.pop(session_id, None)
         ids = [i for i in sorted(layout.sessions) if i not in layout.removed and i not in layout.spoiled]
         ids = [i for i in ids if not _removed(resolver, state, i)]
@@ -123,29 +120,33 @@ def import_commit(
                 state.conflicts[session_id] = detail
     if result.complete:
         state.imported = commit
-        state.kept = {**kept, **_kept(resolver, layout, result.sessions)}
     return result
 
 
-def _kept(resolver: PathResolver, layout: Layout, imported: list[str]) -> dict[str, int]:
-    """What the listed entries keep in the private repository that no board here holds, by ``kept_key``.
+def _keeps_too_much(store: Store, state: State, taken: int, commit: str, deadline: float) -> str | None:
+    """Why ``commit`` is refused for what it would keep in the private repository, or None.
 
-    A session or handoff imported is held here as it is there. Another (this machine's own,
-    in conflict, refused) counts for what it holds beyond the copy here, if there is one: a
-    remote that fattens this machine's sessions counts too. Anything else counts whole.
+    The repository keeps the remote's newest commit and the last one imported, whole. The
+    bounds above read what changed, so a remote that keeps what is refused here (files no
+    board takes, folders of long names) and adds more in each commit would grow it by up to
+    a fetch a round. What the commit's objects take on disk is bounded by what the boards
+    here hold (this machine's sessions as last sent, those imported), what this import
+    writes (``taken``), and ``MAX_UNHELD_BYTES``. Packs are counted first: they hold every
+    object here, so while they are under the bound the commit is, and nothing is listed.
     """
-    taken = set(imported)
-    kept = {}
-    for key, size in layout.sizes.items():
-        parts = key.split("/")
-        handed_off = handoff.handoff_id(parts[1]) if parts[0] == "handoff" and len(parts) == 2 else None
-        if parts[0] == "sessions" and len(parts) == 2 and is_session_id(parts[1]):
-            size = 0 if parts[1] in taken else size - _folder_bytes(resolver, parts[1])
-        elif handed_off is not None:
-            size = 0 if handed_off in taken else size - _size(resolver.handoff_path(handed_off))
-        if size > 0 or key in layout.refused:
-            kept[key] = max(size, layout.refused.get(key, 1))
-    return kept
+    room = taken + MAX_UNHELD_BYTES
+    on_disk = sum(store.pack_sizes().values())
+    if on_disk <= room:
+        return None
+    ours = (signature for i, signature in state.pushed.items() if i not in state.foreign)
+    room += sum(state.foreign.values()) + sum(map(signature_bytes, ours))
+    if on_disk <= room or store.disk_bytes(commit, deadline) <= room:
+        return None
+    mib = 1024 * 1024
+    return (
+        f"the remote's commit takes over {room // mib} MiB here, {MAX_UNHELD_BYTES // mib} MiB more than "
+        "the boards here hold and its import writes (refused files, or what no board holds)"
+    )
 
 
 def _take_removals(resolver: PathResolver, state: State, removed: set[str], host: str) -> list[str]:
@@ -210,18 +211,11 @@ def _unchanged_since_sync(resolver: PathResolver, state: State, session_id: str)
     return local.get("status") in FINISHED and recorded == session_signature(resolver, session_id)
 
 
-@dataclass
-class Listing:
-    """The files of a commit an import looks at, and what else changed since the last import's commit."""
-
-    entries: list[Entry]
-    unremoved: set[str]  # sessions whose removal marker went (sent again by a machine that resumed them)
-    touched: set[str] | None = None  # the ``kept_key`` of every change; None when the whole tree is listed
-
-
-def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, deadline: float) -> Listing:
+def _entries_to_read(
+    store: Store, reader: Reader, old: str | None, new: str, deadline: float
+) -> tuple[list[Entry], set[str]]:
     """The files of ``new`` worth a look, with their sizes: all of them the first time, else what changed since
-    ``old``; and the sessions whose removal marker went since ``old``.
+    ``old``; and the sessions whose removal marker went since ``old`` (sent again by a machine that resumed them).
 
     A new session folder comes whole in the diff. One that changed, or lost a file, is listed
     whole, since an import replaces a folder whole; so is the folder of a handoff that changed alone (a
@@ -239,16 +233,14 @@ def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, de
     if changes is None:
         entries = store.tree(new, deadline=deadline)
         held = {e.path.split("/")[1] for e in entries if e.path.startswith("sessions/")}
-        return Listing(entries, held - {e.path.split("/")[1] for e in entries if e.path.startswith("removed/")})
+        return entries, held - {e.path.split("/")[1] for e in entries if e.path.startswith("removed/")}
     whole = {e.path for status, e in changes if status == "A" and e.kind == "tree"}
     entries = []
     relist: set[str] = set()
     unremoved = set()
-    touched = set()
     for status, entry in changes:
         if status == "D" and entry.path.startswith("removed/"):
             unremoved.add(entry.path[len("removed/") :])
-        touched.add(kept_key(entry.path))
         if entry.kind == "tree":
             continue
         parts = entry.path.split("/")
@@ -263,11 +255,11 @@ def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, de
         if handed_off is not None and f"sessions/{handed_off}" not in whole:
             relist.add(f"sessions/{handed_off}")
     if len(relist) >= 1000:  # one listing of the whole tree is cheaper than a long argument list
-        return Listing(store.tree(new, deadline=deadline), unremoved)
+        return store.tree(new, deadline=deadline), unremoved
     blobs = [e for e in entries if e.kind == BLOB]
     for entry, size in zip(blobs, reader.sizes([e.sha for e in blobs])):
         entry.size = size
-    return Listing(entries + (store.tree(new, sorted(relist), deadline) if relist else []), unremoved, touched)
+    return entries + (store.tree(new, sorted(relist), deadline) if relist else []), unremoved
 
 
 def _removed(resolver: PathResolver, state: State, session_id: str) -> bool:
@@ -311,22 +303,11 @@ def _import_session(
 
 def _bytes_held(resolver: PathResolver, session_id: str) -> int:
     """What an imported session takes here: its folder's files and its handoff, as they are on disk."""
-    return _folder_bytes(resolver, session_id) + _size(resolver.handoff_path(session_id))
-
-
-def _folder_bytes(resolver: PathResolver, session_id: str) -> int:
-    try:
-        with os.scandir(resolver.get_session_blackboard_dir(session_id)) as found:
-            return sum(entry.stat(follow_symlinks=False).st_size for entry in found)
-    except (FileNotFoundError, NotADirectoryError):
-        return 0
-
-
-def _size(path: str) -> int:
-    try:
-        return os.lstat(path).st_size
-    except FileNotFoundError:
-        return 0
+    with os.scandir(resolver.get_session_blackboard_dir(session_id)) as found:
+        held = sum(entry.stat(follow_symlinks=False).st_size for entry in found)
+    with contextlib.suppress(FileNotFoundError):
+        held += os.lstat(resolver.handoff_path(session_id)).st_size
+    return held
 
 
 def _measure_unmeasured(resolver: PathResolver, state: State) -> None:

@@ -31,11 +31,10 @@ MAX_ACTIVE_BYTES = 64 * 1024
 # names one 8 MiB blob 300 times must not write 2.4 GiB.
 MAX_IMPORT_BYTES = 256 * 1024 * 1024
 MAX_HELD_BYTES = 1024 * 1024 * 1024  # what imports may hold here in all, round after round
-# What the remote's tree holds that no board here holds (refused, in conflict, another machine's active
-# record) stays in the private repository while the remote keeps it: in all, at most this, in entries
-# (``State.kept``) and bytes. A commit that would keep more is refused whole.
-MAX_KEPT_BYTES = 16 * 1024 * 1024
-MAX_KEPT_ENTRIES = 10_000
+MAX_REFUSED_BYTES = 1024 * 1024  # refused entries stay in the private repository; more than this, none do
+# What a commit's objects may take on disk beyond what the boards here hold and what its import
+# writes: the remote cannot keep more than this here, round after round (``importing``).
+MAX_UNHELD_BYTES = 128 * 1024 * 1024
 MAX_ACTIVE_RECORDS = 50
 MAX_REFUSALS = 50  # lines of one round's refusals, and of those ``sync status`` keeps
 HOST_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
@@ -53,17 +52,15 @@ class Layout:
         self.spoiled: set[str] = set()  # sessions with a refused file: refused whole
         self.oversized: list[str] = []  # files over MAX_FILE_BYTES: the whole commit is refused and forgotten
         self.taken_bytes = 0  # what an import of every accepted entry would write, a blob counted at each use
-        self.sizes: dict[str, int] = {}  # the bytes of each ``kept_key``'s entries
-        self.refused: dict[str, int] = {}  # ``kept_key``s of refused entries, each at 1 byte at least
+        self.refused_bytes = 0  # what refused entries hold: kept in the private repository unless refused whole
         refused = 0
         for entry in entries:
             problem = self._place(entry)
-            size, key = max(entry.size, 0), kept_key(entry.path)
-            self.sizes[key] = self.sizes.get(key, 0) + size
+            size = max(entry.size, 0)
             if not problem:
                 self.taken_bytes += size
             else:
-                self.refused[key] = self.refused.get(key, 0) + max(size, 1)
+                self.refused_bytes += size
                 refused += 1
                 if refused <= MAX_REFUSALS:
                     self.problems.append(f"{inline(entry.path, 200)}: {problem}")
@@ -73,14 +70,12 @@ class Layout:
         if refused > MAX_REFUSALS:
             self.problems.append(f"and {refused - MAX_REFUSALS} more entries refused")
 
-    def too_large(self, held: int = 0, kept: dict[str, int] | None = None) -> str | None:
+    def too_large(self, held: int = 0) -> str | None:
         """Why the whole commit is refused for its size (and forgotten), or None.
 
         ``held``: what earlier imports hold here, less the sessions this commit replaces. Each
         import is bounded, and so are all of them together, so a remote that sends new sessions
-        before every round cannot fill the disk. ``kept``: what earlier commits keep in the
-        private repository that this one leaves as it was (``State.kept``); with this commit's
-        refused entries, bounded too, so a remote that keeps what is refused cannot fill it.
+        before every round cannot fill the disk.
         """
         mib = 1024 * 1024
         if self.oversized:
@@ -92,12 +87,8 @@ class Layout:
                 f"the sessions imported here would come to over {MAX_HELD_BYTES // mib} MiB "
                 f"({held / mib:.1f} MiB held; `blackboard cleanup` removes old sessions)"
             )
-        kept = {**(kept or {}), **self.refused}
-        if sum(kept.values()) > MAX_KEPT_BYTES or len(kept) > MAX_KEPT_ENTRIES:
-            return (
-                f"the remote keeps over {MAX_KEPT_BYTES // mib} MiB or {MAX_KEPT_ENTRIES} entries that no board "
-                "here holds (refused, in conflict, or outside the board layout)"
-            )
+        if self.refused_bytes > MAX_REFUSED_BYTES:
+            return f"the remote holds over {MAX_REFUSED_BYTES // mib} MiB outside the board layout"
         return None
 
     def files_of(self, session_id: str) -> list[Entry]:
@@ -128,13 +119,6 @@ class Layout:
             self.active[parts[1][: -len(".json")]] = entry
             return None
         return "not part of the board layout; refused"
-
-
-def kept_key(path: str) -> str:
-    """How ``State.kept`` names what a path of the remote's tree holds: a folder under ``sessions/`` for
-    its files (a change lists the folder whole), else the path."""
-    parts = path.split("/")
-    return "/".join(parts[:2]) if parts[0] == "sessions" and len(parts) > 2 else path
 
 
 @dataclass

@@ -23,7 +23,6 @@ from ..redact import redact_remote
 from ..registry import session_folders
 from .config import enabled, read_config, readers_warning, served_by
 from .importing import Imported, import_commit
-from .inbound import MAX_KEPT_BYTES, kept_key
 from .outbound import Outgoing, outgoing
 from .remote import FETCHED, IMPORTED, Fetch
 from .state import State, StatePaused, note_status, read_json
@@ -179,9 +178,6 @@ def push(
 
 def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
     state.pushed.update(out.signatures)
-    for path, data in out.changes:
-        if data is None:  # gone from the remote's tree (a folder whole); what a write replaces, the next diff tells
-            state.kept.pop(kept_key(path), None)
     for session_id in out.signatures:
         state.foreign.pop(session_id, None)  # resumed here: this machine's from now on
         state.removed.pop(session_id, None)  # resumed after a removal: sent again, marker and all
@@ -294,8 +290,6 @@ def status(resolver: PathResolver) -> dict[str, object]:
         "pending_removals": len(pending.removals),
         "imported_sessions": len(state.foreign),
         "imported_bytes": sum(state.foreign.values()),
-        "kept_bytes": sum(state.kept.values()),
-        "kept_entries": len(state.kept),
         "conflicts": state.conflicts,
         "refused": state.refused[-10:],
         "not_synced": pending.skipped,
@@ -320,12 +314,6 @@ def status_lines(info: dict[str, object]) -> list[str]:
     lines.append(f"pending: {info['pending_sessions']} session(s), {info['pending_removals']} removal(s)")
     held = int(info["imported_bytes"]) // (1024 * 1024)  # type: ignore[call-overload]
     lines.append(f"imported from other machines: {info['imported_sessions']} session(s), {held} MiB")
-    kept = int(info["kept_bytes"]) // (1024 * 1024)  # type: ignore[call-overload]
-    if kept:  # other machines' active records alone come to a few KiB
-        lines.append(
-            f"kept from the remote on no board here (refused, in conflict): {kept} MiB in {info['kept_entries']} "
-            f"entries; over {MAX_KEPT_BYTES // (1024 * 1024)} MiB, sync refuses the remote's commits"
-        )
     lines += [f"conflict: {k}: {v}" for k, v in dict(info["conflicts"]).items()]  # type: ignore[call-overload]
     lines += [f"refused: {r}" for r in info["refused"]]  # type: ignore[attr-defined]
     lines += [f"not synced: {s}" for s in info["not_synced"]]  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ from ..errors import BlackboardError
 from ..fsutil import atomic_write, json_object, read_bounded, read_json_object
 from ..paths import META_FILE, PathResolver
 from ..redact import redact_remote
-from .inbound import MAX_REFUSALS, SESSION_FILES
+from .inbound import MAX_FILE_BYTES, MAX_REFUSALS, SESSION_FILES
 
 MAX_STATE_BYTES = 16 * 1024 * 1024
 MAX_REMOVED = 100_000  # about 4 MiB of state.json
@@ -37,8 +37,6 @@ class State:
         self.pushed: dict[str, str] = {k: v for k, v in _dict(data, "pushed").items() if isinstance(v, str)}
         # sessions imported from other machines, with the bytes each import wrote here (MAX_HELD_BYTES)
         self.foreign: dict[str, int] = {k: v for k, v in _dict(data, "foreign").items() if isinstance(v, int)}
-        # what the remote's tree keeps in the private repository that no board here holds (``inbound.kept_key``)
-        self.kept: dict[str, int] = {k: v for k, v in _dict(data, "kept").items() if isinstance(v, int)}
         self.removed: dict[str, None] = dict.fromkeys(i for i in _list(data, "removed") if isinstance(i, str))
         self.conflicts: dict[str, str] = {k: v for k, v in _dict(data, "conflicts").items() if isinstance(v, str)}
         self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-MAX_REFUSALS:]
@@ -81,7 +79,6 @@ class State:
             "imported_commit": self.imported,
             "pushed": self.pushed,
             "foreign": self.foreign,
-            "kept": self.kept,
             "removed": list(self.removed),  # oldest first
             "conflicts": self.conflicts,
             "refused": self.refused,
@@ -104,7 +101,6 @@ SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
     "imported_commit": ((str, type(None)), object),
     "pushed": (dict, str),
     "foreign": (dict, int),
-    "kept": (dict, int),
     "removed": (list, str),
     "conflicts": (dict, str),
     "refused": (list, str),
@@ -123,8 +119,8 @@ def _misshapen(data: dict) -> bool:
         items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
         if any(not isinstance(v, item) for v in items):
             return True
-        if key in ("foreign", "kept") and any(type(v) is not int or not 0 <= v < MAX_SIZE for v in items):
-            return True  # a negative size would lift a bound; True is no size
+        if key == "foreign" and any(type(v) is not int or not 0 <= v < MAX_SIZE for v in items):
+            return True  # a negative size would lift the bound on what imports hold; True is no size
     return False
 
 
@@ -157,6 +153,13 @@ def session_signature(resolver: PathResolver, session_id: str) -> str:
     directory = resolver.get_session_blackboard_dir(session_id)
     paths = [os.path.join(directory, name) for name in SESSION_FILES] + [resolver.handoff_path(session_id)]
     return ";".join(filter(None, map(_stamp, paths)))  # _meta.json's first: ``metadata_unchanged`` reads it
+
+
+def signature_bytes(signature: str) -> int:
+    """The bytes of the files a ``session_signature`` (or a ``metadata_stamp``) names, as they were then;
+    each at most ``MAX_FILE_BYTES``, over which a file is not sent (a hand-edited state lifts no bound)."""
+    sizes = (part.split(":")[-2] for part in signature.split(";") if part.count(":") >= 2)
+    return sum(min(int(size), MAX_FILE_BYTES) for size in sizes if size.isdigit())
 
 
 def metadata_stamp(resolver: PathResolver, session_id: str) -> str:
