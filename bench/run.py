@@ -150,6 +150,7 @@ def hooks(python: str, env: dict[str, str], project: Path, work: Path, full: Pat
     approvals: list[float] = []
     edits: list[float] = []
     stops: list[float] = []
+    notes: list[float] = []  # the board command agents run most
     edited = str(project / "src" / "module_7.py")
     for i in range(RUNS):
         bare_runs.append(median_of(1, lambda _: subprocess.run([python, "-I", "-S", "-c", "pass"], check=True)))
@@ -165,6 +166,7 @@ def hooks(python: str, env: dict[str, str], project: Path, work: Path, full: Pat
                 command = {"command": "blackboard note 'found it: the cache is never invalidated'"}
                 approve = dict(turn, hook_event_name="PreToolUse", tool_name="Bash", tool_input=command)
                 approvals.append(timed_hook("pre-tool-use", approve, root))
+            started = time.perf_counter()
             subprocess.run(
                 blackboard + ["note", f"turn {i}: a finding"],
                 stdout=subprocess.DEVNULL,
@@ -172,6 +174,8 @@ def hooks(python: str, env: dict[str, str], project: Path, work: Path, full: Pat
                 env=dict(env, BLACKBOARD_ROOT=str(root), BLACKBOARD_SESSION_ID=session_id),
                 check=True,
             )
+            if root == empty:
+                notes.append(time.perf_counter() - started)
             if root == empty:
                 edits.append(timed_hook("post-tool-use", edit_payload(turn, edited, 7), root))
                 message = f"Turn {i}: parse_7_7() now returns [] for an empty string; the cache note is on the board."
@@ -197,6 +201,13 @@ def hooks(python: str, env: dict[str, str], project: Path, work: Path, full: Pat
             "<= 5x",
             ratio <= 5 and not problems,
         )
+    ratio = statistics.median(notes) / bare
+    report(
+        "`blackboard note` / bare `python -I -S -c pass`",
+        f"{statistics.median(notes) * 1000:.1f} / {bare * 1000:.1f} ms = {ratio:.2f}x",
+        "<= 10x",
+        ratio <= 10,
+    )
     for problem in problems:
         print(f"      {problem}", flush=True)
     empty_median, full_median = statistics.median(start_empty), statistics.median(start_full)

@@ -10,6 +10,7 @@ import shutil
 import stat
 import time
 from collections.abc import Generator, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, Callable, NamedTuple, Optional, TypeVar
 
@@ -162,7 +163,6 @@ def _parallel(function: Callable[[Job], Result], jobs: list[Job]) -> Generator[R
     Ctrl+C raises KeyboardInterrupt in the main thread only, which runs no job: the batches not
     started are cancelled and those started run to their end, so no job is cut in half.
     """
-    from concurrent.futures import ThreadPoolExecutor  # imports logging: only when there is work
 
     batches = [jobs[i : i + CHUNK] for i in range(0, len(jobs), CHUNK)]
     pool = ThreadPoolExecutor(WORKERS)  # a thread is started per batch handed out, up to WORKERS

@@ -6,6 +6,7 @@ Example: ``~/.claude/plugins/data/blackboard/venv/.blackboard-requirements``.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -18,7 +19,6 @@ MANIFEST = os.path.join(PLUGIN_ROOT, ".claude-plugin", "plugin.json")  # the one
 
 def plugin_version() -> str:
     """The plugin's version, as its manifest declares it (what Claude Code shows); ``unknown`` without one."""
-    import json
 
     try:
         with open(MANIFEST, encoding="utf-8") as handle:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import json
 import os
 import stat
 from collections.abc import Iterator
@@ -241,15 +242,12 @@ def read_text(path: str, max_bytes: int = MAX_WHOLE_READ) -> str:
     """
     data = read_bounded(path, max_bytes + 1)
     if data is not None and len(data) > max_bytes:
-        from .errors import BlackboardError
-
         raise BlackboardError(f"{path} is over {max_bytes // (1024 * 1024)} MiB; move old entries out of it by hand")
     return "" if data is None else data.decode("utf-8", errors="replace")
 
 
 def json_object(data: bytes | None) -> dict:
     """``data`` as a JSON object; ``{}`` for nothing, bad bytes, deep nesting or any other JSON value."""
-    import json
 
     try:
         loaded = json.loads(data or b"{}")

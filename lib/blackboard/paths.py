@@ -7,6 +7,7 @@ Example: ``~/.claude/blackboard/acme/widget/.blackboard/sessions/abc123/_meta.js
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Mapping
 
 from . import settings
@@ -143,7 +144,6 @@ class PathResolver:
 
     def legacy_copy_dir(self, legacy_dir: str, source: str) -> str:
         """``{legacy dir}/mnemonic-{crc32 of source}``: where flat files copied from ``source`` go, always the same."""
-        import zlib  # only when there is something to copy
 
         if legacy_dir not in (target for _, target in self.legacy_locations()):
             raise ValueError(f"not a legacy folder of this project: {legacy_dir!r}")

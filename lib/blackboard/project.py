@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import zlib
 
 from .gitinfo import find_git
 from .redact import redact
@@ -63,8 +64,6 @@ def safe_segment(text: str) -> str:
 
 
 def _crc32(data: bytes) -> int:
-    import zlib  # a C extension to load: only a long name or a folder without a remote needs it
-
     return zlib.crc32(data)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Container
 
 from .clock import format_utc
@@ -222,7 +223,6 @@ def last_activity(resolver: PathResolver, session_id: str) -> str:
 
 def still_active(updated: float) -> bool:
     """Whether another machine's record, updated at ``updated`` by its clock, counts: under a day old, not ahead."""
-    import time
 
     now = time.time()
     return now - ACTIVE_FOR_SECONDS < updated <= now + CLOCK_AHEAD_SECONDS

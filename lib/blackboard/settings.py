@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from .clock import parse_duration
 from .errors import BlackboardError
 
 SESSION_ID_VARS = ("BLACKBOARD_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "CLAUDE_SESSION_ID")
@@ -53,7 +54,6 @@ def max_value_chars(environ: Mapping[str, str] = os.environ) -> int:
 
 def abandon_after(environ: Mapping[str, str] = os.environ) -> float:
     """``$BLACKBOARD_ABANDON_AFTER`` (``6h``, ``2d``; default 24h) in seconds."""
-    from .clock import parse_duration
 
     try:
         return parse_duration(environ.get("BLACKBOARD_ABANDON_AFTER", "24h"))

@@ -1,0 +1,82 @@
+"""``blackboard sync``: a round now, and turning sync on and off, with its status (ADR 19)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .. import sync as syncing
+from ..errors import BlackboardError
+from ..redact import redact_remote
+from .common import GLOBAL, emit, here
+
+
+@click.group(invoke_without_command=True)
+@GLOBAL
+@click.pass_context
+def sync(ctx: click.Context) -> None:
+    """Run one sync round now: fetch other machines' sessions, push this machine's (see `sync enable`)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    resolver = here()
+    if not syncing.enabled(resolver):
+        raise BlackboardError("sync is off for this project; turn it on with: blackboard sync enable [--remote URL]")
+    done = syncing.sync_round(resolver, os.environ, lambda step: click.echo(f"blackboard: {step}…", err=True))
+    lines = [f"imported {len(done.imported)} session(s), pushed {done.pushed}, removed {done.removed}"]
+    lines += [f"conflict: {c}" for c in done.conflicts] + [f"refused: {r}" for r in done.refused]
+    lines += [f"not synced: {s}" for s in done.skipped]
+    data = {
+        "imported": done.imported,
+        "pushed": done.pushed,
+        "removed": done.removed,
+        "conflicts": done.conflicts,
+        "refused": done.refused,
+        "not_synced": done.skipped,
+    }
+    emit(data, "\n".join(lines))
+
+
+@sync.command("enable")
+@click.option("--remote", metavar="URL", help="The git remote to sync through (default: the project's origin).")
+@click.option("--yes", is_flag=True, help="Do not ask before turning sync on.")
+@GLOBAL
+def sync_enable(remote: str | None, yes: bool) -> None:
+    """Turn sync on for this project: sessions travel through a ref of its git remote."""
+    resolver = here()
+    url = syncing.remote_url(resolver, remote)
+    ref = syncing.remote_ref(resolver)
+    click.echo(f"blackboard: sync sends this project's ended sessions to {redact_remote(url)} ({ref}).", err=True)
+    click.echo(f"blackboard: {syncing.readers_warning(url)}.", err=True)
+    if not yes:
+        try:
+            agreed = click.confirm("Turn sync on?", default=False, err=True)
+        except click.Abort:  # no answer: standard input was empty or closed
+            agreed = False
+        if not sys.stdin.isatty():
+            click.echo(err=True)  # end the question's line, which no terminal ended
+        if not agreed:
+            raise BlackboardError("sync stays off: it turns on when the question is answered y, or with --yes")
+    syncing.enable(resolver, url, os.environ)
+    shown = redact_remote(url)
+    emit({"remote": shown, "ref": ref}, f"sync on: {shown} ({ref}); run `blackboard sync` to sync now")
+
+
+@sync.command("disable")
+@GLOBAL
+def sync_disable() -> None:
+    """Turn sync off for this project; nothing more leaves this machine."""
+    was_on = syncing.disable(here())
+    emit({"was_enabled": was_on}, "sync off" if was_on else "sync was already off")
+
+
+@sync.command("status")
+@GLOBAL
+def sync_status() -> None:
+    """Show the remote, the last fetch and push with their outcome, and what is pending."""
+    info = syncing.status(here())
+    if not info["enabled"]:
+        emit(info, "sync is off for this project (blackboard sync enable [--remote URL])")
+        return
+    emit(info, "\n".join(syncing.status_lines(info)))
