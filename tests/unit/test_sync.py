@@ -929,6 +929,67 @@ def test_a_remote_that_keeps_what_no_board_holds_and_adds_more_is_refused_once_i
     assert _round(alpha, "alpha").imported == ["b2"]
 
 
+def _repo_bytes(resolver: PathResolver) -> int:
+    return sum(p.stat().st_size for p in Path(resolver.sync_repo).rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("kind", ["a-chain-of-tags", "a-blob", "a-tree"])
+def test_a_ref_that_names_no_commit_is_refused_and_what_its_fetch_brought_leaves_the_disk(
+    tmp_path: Path, bare: str, kind: str
+) -> None:
+    """A tag, each round a new one on the last (the commit beneath unchanged), a blob or a tree: 1 MiB a round."""
+    alpha, _ = _beta_session(tmp_path, bare)
+    remote = Store(bare, os.environ)
+    ref = "refs/blackboard/acme/widget"
+    named = remote.resolve(ref)
+    before = _repo_bytes(alpha)
+    for n in range(4):
+        junk = tmp_path / "junk"
+        junk.write_text(os.urandom(1 << 19).hex())
+        if kind == "a-chain-of-tags":
+            who = ["-c", "user.name=x", "-c", "user.email=x@x"]
+            remote.run([*who, "tag", "-f", "-a", "-F", str(junk), f"t{n}", str(named)])
+            named = remote.run(["rev-parse", f"refs/tags/t{n}"]).decode().strip()
+        else:
+            named = remote.run(["hash-object", "-w", str(junk)]).decode().strip()
+            if kind == "a-tree":
+                named = remote.run(["mktree"], stdin=f"100644 blob {named}\tjunk\n".encode()).decode().strip()
+        remote.run(["update-ref", ref, named])
+
+        with pytest.raises(GitFailed, match="names no commit"):
+            _round(alpha, "alpha")
+
+        assert _repo_bytes(alpha) < before + (256 << 10), f"round {n}"
+    assert sync.status(alpha)["last_fetch"]["ok"] is False  # type: ignore[index]
+
+
+def test_sessions_this_machine_removed_still_count_until_the_remote_drops_them(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Doing what a refusal says (`blackboard cleanup`) must not leave sync refused: the remote still holds
+    what was removed here until the removal is pushed, and for good what a person deleted by hand."""
+    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 1 << 20)
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    for machine, name in (("alpha", "a0"), ("alpha", "a1"), ("beta", "b0"), ("beta", "b1")):
+        resolver = alpha if machine == "alpha" else beta
+        _ended(resolver, name, machine)
+        with open(resolver.board_file(name, "notes"), "a") as notes:
+            notes.write(os.urandom(1 << 19).hex())  # 1 MiB, about half of it once packed
+        _round(resolver, machine)
+    _round(alpha, "alpha")
+    for name in ("a0", "b0"):  # as `blackboard cleanup` removes a session of a project that syncs
+        shutil.rmtree(alpha.get_session_blackboard_dir(name))
+        sync.record_removal(alpha, name)
+    shutil.rmtree(alpha.get_session_blackboard_dir("a1"))  # by hand: no removal is ever sent
+    shutil.rmtree(alpha.get_session_blackboard_dir("b1"))
+    _ended(beta, "b2", "beta")
+    _round(beta, "beta")
+
+    assert _round(alpha, "alpha").imported == ["b2"]
+    assert _round(alpha, "alpha").imported == []
+    assert sync.State.load(alpha).left_bytes > 3 << 20
+
+
 def test_a_project_whose_boards_come_to_more_than_the_bound_is_never_refused_for_it(
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -952,6 +1013,8 @@ def test_a_project_whose_boards_come_to_more_than_the_bound_is_never_refused_for
 @pytest.mark.parametrize(
     "data",
     [
+        {"left_bytes": -1},
+        {"left_bytes": True},
         {"pushed": []},
         {"removed": {"a": 1}},
         {"foreign": [1, 2]},
@@ -960,6 +1023,8 @@ def test_a_project_whose_boards_come_to_more_than_the_bound_is_never_refused_for
         {"imported_commit": 5},
     ],
     ids=[
+        "left-negative",
+        "left-true",
         "pushed-a-list",
         "removed-an-object",
         "foreign-numbers",

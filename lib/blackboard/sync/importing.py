@@ -130,16 +130,18 @@ def _keeps_too_much(store: Store, state: State, taken: int, commit: str, deadlin
     bounds above read what changed, so a remote that keeps what is refused here (files no
     board takes, folders of long names) and adds more in each commit would grow it by up to
     a fetch a round. What the commit's objects take on disk is bounded by what the boards
-    here hold (this machine's sessions as last sent, those imported), what this import
-    writes (``taken``), and ``MAX_UNHELD_BYTES``. Packs are counted first: they hold every
-    object here, so while they are under the bound the commit is, and nothing is listed.
+    here hold (this machine's sessions as last sent, those imported) or held before they
+    left (``state.left_bytes``: the remote may hold them until a removal lands, or for good
+    when a person deleted them), what this import writes (``taken``), and
+    ``MAX_UNHELD_BYTES``. Packs are counted first: they hold every object here, so while
+    they are under the bound the commit is, and nothing is listed.
     """
     room = taken + MAX_UNHELD_BYTES
     on_disk = sum(store.pack_sizes().values())
     if on_disk <= room:
         return None
     ours = (signature for i, signature in state.pushed.items() if i not in state.foreign)
-    room += sum(state.foreign.values()) + sum(map(signature_bytes, ours))
+    room += sum(state.foreign.values()) + sum(map(signature_bytes, ours)) + state.left_bytes
     if on_disk <= room or store.disk_bytes(commit, deadline) <= room:
         return None
     mib = 1024 * 1024

@@ -44,7 +44,8 @@ class Fetch:
             self.config["remote"],
             self.config["ref"],
         ]
-        self.packs = set() if probe else set(self.store.pack_sizes())  # what was here before the fetch
+        self.packs = None if probe else set(self.store.pack_sizes())  # what was here before a fetch
+        self.known: str | None = None  # the commit the last import came from (``finish``)
         self.proc = self.store.spawn(probing if probe else self._args())
         self.record_up_to_date = True  # SessionStart leaves that to the round it starts: one write less
         self.seen: str | None = None  # what ``listed`` found
@@ -62,6 +63,7 @@ class Fetch:
 
     def finish(self, deadline: float, known: str | None) -> str | None:
         """The remote's commit, fetched unless it is ``known``; None when the remote has none yet."""
+        self.known = known
         listed = self.listed(deadline)
         if listed is None:
             return None
@@ -80,16 +82,20 @@ class Fetch:
 
     def _bounded(self, known: str | None) -> None:
         """Refuse what a fetch brought over ``MAX_FETCH_BYTES``, when it was too quick for ``_too_much`` to see."""
-        brought = sum(size for name, size in self.store.pack_sizes().items() if name not in self.packs)
+        brought = sum(size for name, size in self.store.pack_sizes().items() if name not in (self.packs or ()))
         if brought > MAX_FETCH_BYTES:
-            self.store.forget(FETCHED, known)
             self._failed(TooLarge(self._over_the_cap()))
 
     def _over_the_cap(self) -> str:
         return f"the remote sent over {MAX_FETCH_BYTES // (1024 * 1024)} MiB of boards; refused, nothing kept"
 
     def _failed(self, exc: GitFailed) -> NoReturn:
+        """Say why the fetch failed, and forget what it brought: a fetch refused after its pack was written
+        (a ref naming no commit, objects that do not connect) would otherwise leave that pack here
+        every round, and gc runs only in an import."""
         self.store.remove_partial_packs()
+        if self.packs is not None and set(self.store.pack_sizes()) - self.packs:
+            self.store.forget(FETCHED, self.known)
         note_status(self.resolver, "fetch", False, str(exc))
         raise exc
 
@@ -122,11 +128,15 @@ class Fetch:
         return self._over_the_cap() if self.store.partial_pack_bytes() > MAX_FETCH_BYTES else None
 
     def _fetched(self) -> str:
-        """The commit the fetch brought. A remote's ref may name anything: a tree or a blob is refused."""
-        commit = self.store.resolve(FETCHED)
-        if commit is None:
+        """The commit the fetch brought. A remote's ref may name anything: only a commit is taken.
+
+        A tree or a blob is refused, and so is a tag: a remote that points its ref at a new tag
+        on the same commit every round would grow a chain of tags here that no import sees.
+        """
+        found = self.store.run(["for-each-ref", "--format=%(objecttype) %(objectname)", FETCHED]).split()
+        if found[:1] != [b"commit"]:
             raise GitFailed(f"the remote's {self.config['ref']} names no commit; refused")
-        return commit
+        return found[1].decode("ascii")
 
     def stop(self) -> None:
         self.store.stop(self.proc)

@@ -37,6 +37,9 @@ class State:
         self.pushed: dict[str, str] = {k: v for k, v in _dict(data, "pushed").items() if isinstance(v, str)}
         # sessions imported from other machines, with the bytes each import wrote here (MAX_HELD_BYTES)
         self.foreign: dict[str, int] = {k: v for k, v in _dict(data, "foreign").items() if isinstance(v, int)}
+        # what sessions that left this machine held (a cleanup, a hand): the remote may hold them still
+        left = data.get("left_bytes")
+        self.left_bytes: int = left if type(left) is int else 0
         self.removed: dict[str, None] = dict.fromkeys(i for i in _list(data, "removed") if isinstance(i, str))
         self.conflicts: dict[str, str] = {k: v for k, v in _dict(data, "conflicts").items() if isinstance(v, str)}
         self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-MAX_REFUSALS:]
@@ -67,6 +70,9 @@ class State:
         """Forget sessions gone from this machine (``folders``: those under ``sessions/``); keep the newest
         ``MAX_REMOVED`` removals."""
         present = set(folders)
+        gone = [i for i in self.pushed if i not in present]
+        self.left_bytes += sum(self.foreign.get(i) or signature_bytes(self.pushed[i]) for i in gone)
+        self.left_bytes = min(self.left_bytes, MAX_SIZE - 1)
         for known in (self.pushed, self.conflicts):
             for session_id in [i for i in known if i not in present]:
                 del known[session_id]
@@ -79,6 +85,7 @@ class State:
             "imported_commit": self.imported,
             "pushed": self.pushed,
             "foreign": self.foreign,
+            "left_bytes": self.left_bytes,
             "removed": list(self.removed),  # oldest first
             "conflicts": self.conflicts,
             "refused": self.refused,
@@ -101,6 +108,7 @@ SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
     "imported_commit": ((str, type(None)), object),
     "pushed": (dict, str),
     "foreign": (dict, int),
+    "left_bytes": (int, object),
     "removed": (list, str),
     "conflicts": (dict, str),
     "refused": (list, str),
@@ -115,6 +123,8 @@ def _misshapen(data: dict) -> bool:
         if key not in data:
             continue
         if not isinstance(value, shape):
+            return True
+        if key == "left_bytes" and (type(value) is not int or not 0 <= value < MAX_SIZE):
             return True
         items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
         if any(not isinstance(v, item) for v in items):
