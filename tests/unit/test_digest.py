@@ -30,7 +30,7 @@ def recorded(scratch: Path, event: str) -> dict:
 
 
 def capture(path: str, payload: dict) -> None:
-    """What the hook hands the digest for one event (``hook._capture``), the project being the payload's cwd."""
+    """What the hook hands the digest for one event (``events.capture``), the project being the payload's cwd."""
     event = payload["hook_event_name"]
     if event == "UserPromptSubmit":
         digest.record_prompt(path, payload.get("prompt"))

@@ -1102,7 +1102,7 @@ def test_an_import_cut_short_keeps_the_commit_it_compares_against_through_gc(
     monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 3 << 20)
     alpha, beta = _four_imported(tmp_path, bare)  # 2 MiB held, each import under 3 MiB
     _send_two(bare, beta, "r")
-    real = importing._import_session
+    real = importing.check_session
 
     class Late:  # the import's clock only: git's deadlines stay as they are
         monotonic = staticmethod(lambda: float("inf"))
@@ -1112,7 +1112,7 @@ def test_an_import_cut_short_keeps_the_commit_it_compares_against_through_gc(
         monkeypatch.setattr(importing, "time", Late)
         return taken
 
-    monkeypatch.setattr(importing, "_import_session", the_deadline_passes_after_one)
+    monkeypatch.setattr(importing, "check_session", the_deadline_passes_after_one)
     assert _round(alpha, "alpha").imported == ["r0"]
     monkeypatch.undo()
     monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 3 << 20)
