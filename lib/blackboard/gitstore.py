@@ -180,11 +180,13 @@ class Store:
             _stop(proc)
         return entries
 
-    def forget(self, ref: str, commit: str | None) -> None:
+    def forget(self, ref: str, commit: str | None, deadline: float | None = None) -> None:
         """Point ``ref`` back at ``commit`` (or delete it) and delete every object nothing refers to any more.
 
         What a refused fetch brought leaves the disk: the pack it came in is rewritten without it.
-        A ``commit`` no longer here (a tidying dropped it) leaves ``ref`` deleted.
+        A ``commit`` no longer here (a tidying dropped it) leaves ``ref`` deleted. A ``.keep``
+        file, which a fetch killed just after writing its pack leaves, would keep that pack
+        through every repack: none is ever ours, and all go first.
         """
         if commit is not None and self.resolve(commit) is not None:
             self.run(["update-ref", ref, commit])
@@ -194,8 +196,12 @@ class Store:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(self.git_dir, name))
         self.remove_partial_packs()
-        self.run(["repack", "-a", "-d", "-q"])
-        self.run(["prune", "--expire=now"])
+        pack_dir = os.path.join(self.git_dir, "objects", "pack")
+        for name in self._pack_files(lambda name: name.endswith(".keep")):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(pack_dir, name))
+        self.run(["repack", "-a", "-d", "-q"], deadline=deadline)
+        self.run(["prune", "--expire=now"], deadline=deadline)
 
     def clear_stale_locks(self) -> None:
         """Delete the lock files a git stopped half-way left: ``shallow.lock``, ``packed-refs.lock``, a ref's.

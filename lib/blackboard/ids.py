@@ -13,11 +13,22 @@ from .settings import SESSION_ID_VARS
 # ASCII only (no \w): a path component every file system and shell takes as it is.
 SESSION_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
 _SESSION_ID = re.compile(SESSION_ID)
+LITTER = (".ds_store", "thumbs.db", "desktop.ini")  # what Finder and Explorer leave in any folder they open
+
+
+def is_litter(name: str) -> bool:
+    """A file an operating system leaves in any folder (``.DS_Store``, ``._*``…): no session, and no damage.
+
+    Any case: a file system that ignores it makes ``THUMBS.DB`` the same file.
+    """
+    return name.lower() in LITTER or name.startswith("._")
 
 
 def is_session_id(value: object) -> bool:
-    """``[A-Za-z0-9][A-Za-z0-9._-]{0,127}`` without ``..``."""
-    return isinstance(value, str) and _SESSION_ID.fullmatch(value) is not None and ".." not in value
+    """``[A-Za-z0-9][A-Za-z0-9._-]{0,127}`` without ``..``, and no name of an operating system's litter."""
+    if not isinstance(value, str) or _SESSION_ID.fullmatch(value) is None:
+        return False
+    return ".." not in value and not is_litter(value)
 
 
 def validate_session_id(value: object) -> str:

@@ -17,7 +17,16 @@ from .project import Project, identify_project
 BOARD_FILES = {"tasks": "active-tasks.md", "notes": "session-notes.md", "context": "shared-context.md"}
 META_FILE = "_meta.json"
 DIGEST_FILE = "_digest.jsonl"  # what the hooks saw of the session; stays on this machine
-SYNC_FILES = ("config.json", "state.json", "status.json", "remote-active.json", "round", "waiting", "publishing")
+SYNC_FILES = (
+    "config.json",
+    "state.json",
+    "status.json",
+    "remote-active.json",
+    "round",
+    "waiting",
+    "publishing",
+    "unsettled",
+)
 TRASH_PREFIX = ".removing-"  # a session a cleanup has set aside: ``.removing-{id}-{pid}``
 
 

@@ -14,7 +14,7 @@ from collections.abc import Container
 from .clock import format_utc
 from .errors import BlackboardError
 from .fsutil import create_exclusive, make_dirs, read_json_object, refuse_links
-from .ids import is_session_id
+from .ids import is_litter, is_session_id
 from .meta import Meta, read_meta
 from .paths import META_FILE, TRASH_PREFIX, PathResolver
 from .project import Project
@@ -56,14 +56,6 @@ def session_folders(resolver: PathResolver, excluding: Container[str] = ()) -> l
     of sessions it knows came from other machines for the price of a set lookup.
     """
     return _folders(resolver, excluding)[0]
-
-
-LITTER = (".DS_Store", "Thumbs.db", "desktop.ini")  # what Finder and Explorer leave in any folder they open
-
-
-def is_litter(name: str) -> bool:
-    """A file an operating system leaves in any folder (``.DS_Store``, ``._*``…): no session, and no damage."""
-    return name in LITTER or name.startswith("._")
 
 
 def strays(resolver: PathResolver) -> list[str]:

@@ -987,7 +987,57 @@ def test_sessions_this_machine_removed_still_count_until_the_remote_drops_them(
 
     assert _round(alpha, "alpha").imported == ["b2"]
     assert _round(alpha, "alpha").imported == []
-    assert sync.State.load(alpha).left_bytes > 3 << 20
+    assert sorted(sync.State.load(alpha).left) == ["a1", "b1"]  # the removals landed; the rest the remote keeps
+    shutil.rmtree(beta.get_session_blackboard_dir("b1"))
+    sync.record_removal(beta, "b1")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    assert sorted(sync.State.load(alpha).left) == ["a1"]  # beta's removal of b1 came in
+
+
+@pytest.mark.parametrize("name", ["Thumbs.db", "desktop.ini", "DESKTOP.INI"])
+def test_a_session_named_like_an_operating_systems_litter_is_refused(tmp_path: Path, bare: str, name: str) -> None:
+    """Listings skip such a folder: imported, each round would forget it, and count it again as one that left."""
+    alpha, beta = _beta_session(tmp_path, bare)
+    meta = Path(beta.meta_path("b1")).read_text().replace('"b1"', json.dumps(name))
+    _hostile(bare, {f"sessions/{name}/_meta.json": meta.encode()})
+
+    done = _round(alpha, "alpha")
+
+    assert done.imported == [] and any(name in line for line in done.refused)
+    assert not os.path.lexists(alpha.get_session_blackboard_dir("b1").replace("/b1", f"/{name}"))
+    assert sync.State.load(alpha).left == {}
+
+
+def test_a_pack_a_killed_fetch_left_with_its_keep_file_is_forgotten(tmp_path: Path, bare: str) -> None:
+    alpha, _ = _beta_session(tmp_path, bare)
+    store = Store(alpha.sync_repo, os.environ)
+    junk = store.run(["hash-object", "-w", "--stdin"], stdin=os.urandom(1 << 20)).decode().strip()
+    pack = store.run(["pack-objects", os.path.join(alpha.sync_repo, "objects", "pack", "pack")], stdin=junk.encode())
+    Path(alpha.sync_repo, "objects", "pack", f"pack-{pack.decode().strip()}.keep").write_text("fetch")
+
+    store.forget(remote.FETCHED, store.resolve(remote.FETCHED))
+
+    assert not _exists(store, junk)
+    assert _repo_bytes(alpha) < 256 << 10
+
+
+def test_session_start_leaves_what_it_fetched_and_refused_for_its_round_to_forget(tmp_path: Path, bare: str) -> None:
+    """A repack can take seconds: SessionStart, which a person waits on, never runs one."""
+    alpha, _ = _beta_session(tmp_path, bare)
+    remote_store = Store(bare, os.environ)
+    blob = remote_store.run(["hash-object", "-w", "--stdin"], stdin=os.urandom(1 << 20)).decode().strip()
+    remote_store.run(["update-ref", "refs/blackboard/acme/widget", blob])
+    env = dict(os.environ, BLACKBOARD_HOST="alpha")
+    before = _repo_bytes(alpha)
+
+    with pytest.raises(GitFailed, match="names no commit"):  # the hook logs it, and goes on
+        sync.finish_fetch(alpha, sync.start_fetch(alpha, env), env, time.monotonic() + 30)
+
+    assert os.path.lexists(alpha.sync_file("unsettled")) and _repo_bytes(alpha) > before + (512 << 10)
+    with pytest.raises(GitFailed, match="names no commit"):
+        _round(alpha, "alpha")
+    assert not os.path.lexists(alpha.sync_file("unsettled")) and _repo_bytes(alpha) < before + (256 << 10)
 
 
 def test_a_project_whose_boards_come_to_more_than_the_bound_is_never_refused_for_it(
@@ -1013,8 +1063,8 @@ def test_a_project_whose_boards_come_to_more_than_the_bound_is_never_refused_for
 @pytest.mark.parametrize(
     "data",
     [
-        {"left_bytes": -1},
-        {"left_bytes": True},
+        {"left": {"a1": -1}},
+        {"left": {"a1": True}},
         {"pushed": []},
         {"removed": {"a": 1}},
         {"foreign": [1, 2]},

@@ -69,9 +69,9 @@ def import_commit(
     create_exclusive(publishing, "")
     offers: list[tuple[tuple[int, float, str], str]] = []
     with store.reader(deadline) as reader:  # one git for every blob, started while the trees are compared
-        entries, unremoved = _entries_to_read(store, reader, state.imported, commit, deadline)
+        listing = _entries_to_read(store, reader, state.imported, commit, deadline)
         compared()
-        layout = Layout(entries)
+        layout = Layout(listing.entries)
         _measure_unmeasured(resolver, state)
         held = sum(size for i, size in state.foreign.items() if i not in layout.sessions)  # the rest it replaces
         too_large = layout.too_large(held) or _keeps_too_much(store, state, layout.taken_bytes, commit, deadline)
@@ -79,8 +79,14 @@ def import_commit(
             raise TooLarge(f"{too_large}; refused, nothing kept")
         result.refused += layout.problems
         result.refused += _take_removals(resolver, state, layout.removed, host)
-        for session_id in unremoved:  # a machine went on in a removed session and sent it again
+        for session_id in listing.unremoved:  # a machine went on in a removed session and sent it again
             state.removed.pop(session_id, None)
+        if listing.dropped is None:  # the whole tree was read: what it lacks, the remote holds no more
+            gone = state.left.keys() - layout.sessions.keys() - layout.spoiled
+        else:
+            gone = state.left.keys() & listing.dropped
+        for session_id in gone | (state.left.keys() & layout.removed):
+            del state.left[session_id]
         ids = [i for i in sorted(layout.sessions) if i not in layout.removed and i not in layout.spoiled]
         ids = [i for i in ids if not _removed(resolver, state, i)]
         ours = [i for i in ids if _written_here(resolver, state, i, host)]
@@ -131,8 +137,8 @@ def _keeps_too_much(store: Store, state: State, taken: int, commit: str, deadlin
     board takes, folders of long names) and adds more in each commit would grow it by up to
     a fetch a round. What the commit's objects take on disk is bounded by what the boards
     here hold (this machine's sessions as last sent, those imported) or held before they
-    left (``state.left_bytes``: the remote may hold them until a removal lands, or for good
-    when a person deleted them), what this import writes (``taken``), and
+    left (``state.left``: the remote may hold them until a removal lands or its tree drops
+    them, or for good when a person deleted them), what this import writes (``taken``), and
     ``MAX_UNHELD_BYTES``. Packs are counted first: they hold every object here, so while
     they are under the bound the commit is, and nothing is listed.
     """
@@ -141,7 +147,7 @@ def _keeps_too_much(store: Store, state: State, taken: int, commit: str, deadlin
     if on_disk <= room:
         return None
     ours = (signature for i, signature in state.pushed.items() if i not in state.foreign)
-    room += sum(state.foreign.values()) + sum(map(signature_bytes, ours)) + state.left_bytes
+    room += sum(state.foreign.values()) + sum(map(signature_bytes, ours)) + sum(state.left.values())
     if on_disk <= room or store.disk_bytes(commit, deadline) <= room:
         return None
     mib = 1024 * 1024
@@ -213,11 +219,18 @@ def _unchanged_since_sync(resolver: PathResolver, state: State, session_id: str)
     return local.get("status") in FINISHED and recorded == session_signature(resolver, session_id)
 
 
-def _entries_to_read(
-    store: Store, reader: Reader, old: str | None, new: str, deadline: float
-) -> tuple[list[Entry], set[str]]:
+@dataclass
+class Listing:
+    """The files of a commit an import looks at, and what else changed since the last import's commit."""
+
+    entries: list[Entry]
+    unremoved: set[str]  # sessions whose removal marker went (sent again by a machine that resumed them)
+    dropped: set[str] | None = None  # session folders the commit deleted; None when the whole tree is listed
+
+
+def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, deadline: float) -> Listing:
     """The files of ``new`` worth a look, with their sizes: all of them the first time, else what changed since
-    ``old``; and the sessions whose removal marker went since ``old`` (sent again by a machine that resumed them).
+    ``old``; the sessions whose removal marker went since ``old``, and the session folders that went.
 
     A new session folder comes whole in the diff. One that changed, or lost a file, is listed
     whole, since an import replaces a folder whole; so is the folder of a handoff that changed alone (a
@@ -235,14 +248,16 @@ def _entries_to_read(
     if changes is None:
         entries = store.tree(new, deadline=deadline)
         held = {e.path.split("/")[1] for e in entries if e.path.startswith("sessions/")}
-        return entries, held - {e.path.split("/")[1] for e in entries if e.path.startswith("removed/")}
+        return Listing(entries, held - {e.path.split("/")[1] for e in entries if e.path.startswith("removed/")})
     whole = {e.path for status, e in changes if status == "A" and e.kind == "tree"}
     entries = []
     relist: set[str] = set()
-    unremoved = set()
+    unremoved, dropped = set(), set()
     for status, entry in changes:
         if status == "D" and entry.path.startswith("removed/"):
             unremoved.add(entry.path[len("removed/") :])
+        if status == "D" and entry.kind == "tree" and entry.path.startswith("sessions/"):
+            dropped.add(entry.path[len("sessions/") :])
         if entry.kind == "tree":
             continue
         parts = entry.path.split("/")
@@ -257,11 +272,11 @@ def _entries_to_read(
         if handed_off is not None and f"sessions/{handed_off}" not in whole:
             relist.add(f"sessions/{handed_off}")
     if len(relist) >= 1000:  # one listing of the whole tree is cheaper than a long argument list
-        return store.tree(new, deadline=deadline), unremoved
+        return Listing(store.tree(new, deadline=deadline), unremoved)
     blobs = [e for e in entries if e.kind == BLOB]
     for entry, size in zip(blobs, reader.sizes([e.sha for e in blobs])):
         entry.size = size
-    return entries + (store.tree(new, sorted(relist), deadline) if relist else []), unremoved
+    return Listing(entries + (store.tree(new, sorted(relist), deadline) if relist else []), unremoved, dropped)
 
 
 def _removed(resolver: PathResolver, state: State, session_id: str) -> bool:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import NoReturn
 
-from ..fsutil import refuse_links
+from ..fsutil import create_exclusive, refuse_links
 from ..gitstore import GitFailed, Store, TooLarge
 from ..paths import PathResolver
 from .config import read_config, served_by
-from .state import note_status
+from .state import State, note_status
 
 # In the private repository: the remote's newest commit as fetched, then this machine's commit
 # on top of it until pushed; and the commit the last import came from (``state.imported``),
@@ -46,12 +47,14 @@ class Fetch:
         ]
         self.packs = None if probe else set(self.store.pack_sizes())  # what was here before a fetch
         self.known: str | None = None  # the commit the last import came from (``finish``)
+        self.deadline: float | None = None
         self.proc = self.store.spawn(probing if probe else self._args())
         self.record_up_to_date = True  # SessionStart leaves that to the round it starts: one write less
         self.seen: str | None = None  # what ``listed`` found
 
     def listed(self, deadline: float) -> str | None:
         """The remote's commit as ``ls-remote`` saw it (a probe) or the fetch brought it; None when it has none."""
+        self.deadline = deadline
         if self.seen is None:
             try:
                 self.seen = self._listed(deadline)
@@ -92,10 +95,14 @@ class Fetch:
     def _failed(self, exc: GitFailed) -> NoReturn:
         """Say why the fetch failed, and forget what it brought: a fetch refused after its pack was written
         (a ref naming no commit, objects that do not connect) would otherwise leave that pack here
-        every round, and gc runs only in an import."""
+        every round, and gc runs only in an import. SessionStart (a probe) has no time to repack:
+        it leaves that to the round it starts (``unsettle``)."""
         self.store.remove_partial_packs()
         if self.packs is not None and set(self.store.pack_sizes()) - self.packs:
-            self.store.forget(FETCHED, self.known)
+            if self.probe:
+                unsettle(self.resolver)
+            else:
+                self.store.forget(FETCHED, self.known, self.deadline)
         note_status(self.resolver, "fetch", False, str(exc))
         raise exc
 
@@ -140,3 +147,15 @@ class Fetch:
 
     def stop(self) -> None:
         self.store.stop(self.proc)
+
+
+def unsettle(resolver: PathResolver) -> None:
+    """Leave what a SessionStart fetched and did not take for the next round to forget (``settle``)."""
+    create_exclusive(resolver.sync_file("unsettled"), "")
+
+
+def settle(resolver: PathResolver, environ: Mapping[str, str], deadline: float) -> None:
+    """Forget what a SessionStart fetched and did not take: the round's first step, under its lock."""
+    if os.path.lexists(resolver.sync_file("unsettled")):
+        Store(resolver.sync_repo, environ).forget(FETCHED, State.load(resolver).imported, deadline)
+        os.unlink(resolver.sync_file("unsettled"))

@@ -24,7 +24,7 @@ from ..registry import session_folders
 from .config import enabled, read_config, readers_warning, served_by
 from .importing import Imported, import_commit
 from .outbound import Outgoing, outgoing
-from .remote import FETCHED, IMPORTED, Fetch
+from .remote import FETCHED, IMPORTED, Fetch, settle, unsettle
 from .state import State, StatePaused, note_status, read_json
 
 PUSH_ATTEMPTS = 6
@@ -87,6 +87,7 @@ def sync_round(
             handoff.publish_newest(resolver)
             os.unlink(resolver.sync_file("publishing"))
         deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
+        settle(resolver, environ, deadline)
         state: State | None = None
         for _ in range(PUSH_ATTEMPTS):
             fetch = Fetch(resolver, environ, probe=False, locked=True)  # a round fetches anyway: no ls-remote first
@@ -185,6 +186,7 @@ def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
             os.unlink(resolver.sync_touched_marker(session_id))
     for session_id in out.removals:
         state.removed[session_id] = None
+        state.left.pop(session_id, None)  # the remote holds it no more
         state.pushed.pop(session_id, None)
         state.foreign.pop(session_id, None)
         with contextlib.suppress(FileNotFoundError):
@@ -230,6 +232,7 @@ def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str
         try:
             return import_commit(resolver, fetch.store, state, commit, settings.host(environ), deadline)
         except TooLarge as exc:  # the round this SessionStart starts forgets it: no time for that here
+            unsettle(resolver)
             note_status(resolver, "fetch", False, str(exc))
             return None
         finally:

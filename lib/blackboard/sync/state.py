@@ -37,9 +37,9 @@ class State:
         self.pushed: dict[str, str] = {k: v for k, v in _dict(data, "pushed").items() if isinstance(v, str)}
         # sessions imported from other machines, with the bytes each import wrote here (MAX_HELD_BYTES)
         self.foreign: dict[str, int] = {k: v for k, v in _dict(data, "foreign").items() if isinstance(v, int)}
-        # what sessions that left this machine held (a cleanup, a hand): the remote may hold them still
-        left = data.get("left_bytes")
-        self.left_bytes: int = left if type(left) is int else 0
+        # sessions that left this machine (a cleanup, a hand), with what they held: the remote may hold them
+        # still, until a removal lands or its tree drops them
+        self.left: dict[str, int] = {k: v for k, v in _dict(data, "left").items() if isinstance(v, int)}
         self.removed: dict[str, None] = dict.fromkeys(i for i in _list(data, "removed") if isinstance(i, str))
         self.conflicts: dict[str, str] = {k: v for k, v in _dict(data, "conflicts").items() if isinstance(v, str)}
         self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-MAX_REFUSALS:]
@@ -67,25 +67,27 @@ class State:
         return cls(loaded)
 
     def forget_missing(self, folders: list[str]) -> None:
-        """Forget sessions gone from this machine (``folders``: those under ``sessions/``); keep the newest
-        ``MAX_REMOVED`` removals."""
+        """Forget sessions gone from this machine (``folders``: those under ``sessions/``), keeping what they
+        held in ``left``; keep the newest ``MAX_REMOVED`` removals and sessions that left."""
         present = set(folders)
-        gone = [i for i in self.pushed if i not in present]
-        self.left_bytes += sum(self.foreign.get(i) or signature_bytes(self.pushed[i]) for i in gone)
-        self.left_bytes = min(self.left_bytes, MAX_SIZE - 1)
+        self.left = {i: size for i, size in self.left.items() if i not in present}
+        for session_id in [i for i in self.pushed if i not in present]:
+            self.left[session_id] = self.foreign.get(session_id) or signature_bytes(self.pushed[session_id])
         for known in (self.pushed, self.conflicts):
             for session_id in [i for i in known if i not in present]:
                 del known[session_id]
         self.foreign = {i: size for i, size in self.foreign.items() if i in present}
         for session_id in list(self.removed)[: max(len(self.removed) - MAX_REMOVED, 0)]:
             del self.removed[session_id]
+        for session_id in list(self.left)[: max(len(self.left) - MAX_REMOVED, 0)]:
+            del self.left[session_id]
 
     def save(self, resolver: PathResolver) -> None:
         data = {
             "imported_commit": self.imported,
             "pushed": self.pushed,
             "foreign": self.foreign,
-            "left_bytes": self.left_bytes,
+            "left": self.left,
             "removed": list(self.removed),  # oldest first
             "conflicts": self.conflicts,
             "refused": self.refused,
@@ -108,7 +110,7 @@ SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
     "imported_commit": ((str, type(None)), object),
     "pushed": (dict, str),
     "foreign": (dict, int),
-    "left_bytes": (int, object),
+    "left": (dict, int),
     "removed": (list, str),
     "conflicts": (dict, str),
     "refused": (list, str),
@@ -124,12 +126,10 @@ def _misshapen(data: dict) -> bool:
             continue
         if not isinstance(value, shape):
             return True
-        if key == "left_bytes" and (type(value) is not int or not 0 <= value < MAX_SIZE):
-            return True
         items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
         if any(not isinstance(v, item) for v in items):
             return True
-        if key == "foreign" and any(type(v) is not int or not 0 <= v < MAX_SIZE for v in items):
+        if key in ("foreign", "left") and any(type(v) is not int or not 0 <= v < MAX_SIZE for v in items):
             return True  # a negative size would lift the bound on what imports hold; True is no size
     return False
 
