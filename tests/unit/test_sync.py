@@ -941,7 +941,7 @@ def test_a_ref_that_names_no_commit_is_refused_and_what_its_fetch_brought_leaves
     alpha, _ = _beta_session(tmp_path, bare)
     remote = Store(bare, os.environ)
     ref = "refs/blackboard/acme/widget"
-    named = remote.resolve(ref)
+    named = good = remote.resolve(ref)
     before = _repo_bytes(alpha)
     for n in range(4):
         junk = tmp_path / "junk"
@@ -959,8 +959,14 @@ def test_a_ref_that_names_no_commit_is_refused_and_what_its_fetch_brought_leaves
         with pytest.raises(GitFailed, match="names no commit"):
             _round(alpha, "alpha")
 
+        assert not os.path.lexists(alpha.sync_file("unsettled"))  # forgotten at once, within the round's time
         assert _repo_bytes(alpha) < before + (256 << 10), f"round {n}"
     assert sync.status(alpha)["last_fetch"]["ok"] is False  # type: ignore[index]
+    remote.run(["update-ref", ref, str(good)])  # the remote mends its ref
+
+    _round(alpha, "alpha")
+
+    assert _repo_bytes(alpha) < before + (256 << 10)
 
 
 def test_sessions_this_machine_removed_still_count_until_the_remote_drops_them(
@@ -1026,6 +1032,7 @@ def test_session_start_leaves_what_it_fetched_and_refused_for_its_round_to_forge
     """A repack can take seconds: SessionStart, which a person waits on, never runs one."""
     alpha, _ = _beta_session(tmp_path, bare)
     remote_store = Store(bare, os.environ)
+    good = remote_store.resolve("refs/blackboard/acme/widget")
     blob = remote_store.run(["hash-object", "-w", "--stdin"], stdin=os.urandom(1 << 20)).decode().strip()
     remote_store.run(["update-ref", "refs/blackboard/acme/widget", blob])
     env = dict(os.environ, BLACKBOARD_HOST="alpha")
@@ -1035,9 +1042,43 @@ def test_session_start_leaves_what_it_fetched_and_refused_for_its_round_to_forge
         sync.finish_fetch(alpha, sync.start_fetch(alpha, env), env, time.monotonic() + 30)
 
     assert os.path.lexists(alpha.sync_file("unsettled")) and _repo_bytes(alpha) > before + (512 << 10)
-    with pytest.raises(GitFailed, match="names no commit"):
-        _round(alpha, "alpha")
+    remote_store.run(["update-ref", "refs/blackboard/acme/widget", str(good)])  # mended: the round goes on
+    _round(alpha, "alpha")
     assert not os.path.lexists(alpha.sync_file("unsettled")) and _repo_bytes(alpha) < before + (256 << 10)
+
+
+def test_what_a_fetch_stopped_at_its_deadline_left_never_stops_the_rounds_after_it(tmp_path: Path, bare: str) -> None:
+    """A SessionStart fetch stopped at its deadline leaves its pack, shallow.lock and _sync/unsettled."""
+    alpha, beta = _beta_session(tmp_path, bare)
+    Path(alpha.sync_repo, "shallow.lock").write_text("")
+    Path(alpha.sync_file("unsettled")).write_text("")
+    _ended(alpha, "a1", "alpha")
+    _ended(beta, "b2", "beta")
+    _round(beta, "beta")
+
+    done = _round(alpha, "alpha")
+
+    assert done.imported == ["b2"] and done.pushed == 1
+    assert not os.path.lexists(alpha.sync_file("unsettled"))
+
+
+def test_a_round_whose_repack_runs_out_of_time_goes_on_and_says_so(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha, beta = _beta_session(tmp_path, bare)
+    Path(alpha.sync_file("unsettled")).write_text("")
+
+    def too_slow(*args: object) -> None:
+        raise gitstore.GitTimeout("git repack ran out of time")
+
+    monkeypatch.setattr(Store, "forget", too_slow)
+    _ended(beta, "b2", "beta")
+    _round(beta, "beta")
+
+    assert _round(alpha, "alpha").imported == ["b2"]
+    assert os.path.lexists(alpha.sync_file("unsettled"))  # the next round tries again
+    assert "ran out of time" in sync.status(alpha)["last_settle"]["detail"]  # type: ignore[index]
+    assert any("ran out of time" in line for line in sync.status_lines(sync.status(alpha)))
 
 
 def test_a_project_whose_boards_come_to_more_than_the_bound_is_never_refused_for_it(

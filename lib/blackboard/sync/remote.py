@@ -32,7 +32,7 @@ class Fetch:
     ) -> None:
         """``locked``: the caller holds the round's lock, so what a git stopped half-way left is cleared first."""
         refuse_links(resolver.root, resolver.sync_dir)
-        self.resolver = resolver
+        self.resolver, self.environ = resolver, environ
         self.config = read_config(resolver)
         self.store = Store(resolver.sync_repo, environ)
         self.store.ensure()
@@ -46,9 +46,8 @@ class Fetch:
             self.config["ref"],
         ]
         self.packs = None if probe else set(self.store.pack_sizes())  # what was here before a fetch
-        self.known: str | None = None  # the commit the last import came from (``finish``)
-        self.deadline: float | None = None
         self.proc = self.store.spawn(probing if probe else self._args())
+        self.deadline: float | None = None  # the caller's (``listed``)
         self.record_up_to_date = True  # SessionStart leaves that to the round it starts: one write less
         self.seen: str | None = None  # what ``listed`` found
 
@@ -66,7 +65,6 @@ class Fetch:
 
     def finish(self, deadline: float, known: str | None) -> str | None:
         """The remote's commit, fetched unless it is ``known``; None when the remote has none yet."""
-        self.known = known
         listed = self.listed(deadline)
         if listed is None:
             return None
@@ -94,15 +92,15 @@ class Fetch:
 
     def _failed(self, exc: GitFailed) -> NoReturn:
         """Say why the fetch failed, and forget what it brought: a fetch refused after its pack was written
-        (a ref naming no commit, objects that do not connect) would otherwise leave that pack here
-        every round, and gc runs only in an import. SessionStart (a probe) has no time to repack:
-        it leaves that to the round it starts (``unsettle``)."""
+        (a ref naming no commit, objects that do not connect, over the cap) would otherwise leave
+        that pack here every round, and gc runs only in an import. A round forgets it at once,
+        within its time; SessionStart, which a person waits on, and a round out of time leave it
+        for the next round (``unsettle``)."""
         self.store.remove_partial_packs()
         if self.packs is not None and set(self.store.pack_sizes()) - self.packs:
-            if self.probe:
-                unsettle(self.resolver)
-            else:
-                self.store.forget(FETCHED, self.known, self.deadline)
+            unsettle(self.resolver)
+            if not self.probe and self.deadline is not None:
+                settle(self.resolver, self.environ, self.deadline)
         note_status(self.resolver, "fetch", False, str(exc))
         raise exc
 
@@ -150,12 +148,24 @@ class Fetch:
 
 
 def unsettle(resolver: PathResolver) -> None:
-    """Leave what a SessionStart fetched and did not take for the next round to forget (``settle``)."""
+    """Leave what a fetch brought and nothing took for the next round to forget (``settle``)."""
     create_exclusive(resolver.sync_file("unsettled"), "")
 
 
 def settle(resolver: PathResolver, environ: Mapping[str, str], deadline: float) -> None:
-    """Forget what a SessionStart fetched and did not take: the round's first step, under its lock."""
-    if os.path.lexists(resolver.sync_file("unsettled")):
-        Store(resolver.sync_repo, environ).forget(FETCHED, State.load(resolver).imported, deadline)
-        os.unlink(resolver.sync_file("unsettled"))
+    """Forget what a failed fetch brought and nothing took: a round's first step, under its lock.
+
+    A repack that cannot finish by ``deadline`` is tried again by the next round; this one
+    goes on, and ``sync status`` says why.
+    """
+    if not os.path.lexists(resolver.sync_file("unsettled")):
+        return
+    store = Store(resolver.sync_repo, environ)
+    store.clear_stale_locks()  # a fetch stopped at its deadline leaves shallow.lock, which repack refuses
+    try:
+        store.forget(FETCHED, State.load(resolver).imported, deadline)
+    except GitFailed as exc:
+        note_status(resolver, "settle", False, f"what a failed fetch brought is still here: {exc}")
+        return
+    os.unlink(resolver.sync_file("unsettled"))
+    note_status(resolver, "settle", True, "what a failed fetch brought is gone")

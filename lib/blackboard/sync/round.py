@@ -87,7 +87,7 @@ def sync_round(
             handoff.publish_newest(resolver)
             os.unlink(resolver.sync_file("publishing"))
         deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
-        settle(resolver, environ, deadline)
+        settle(resolver, environ, time.monotonic() + seconds / 2)  # the rest of the round's time is its own
         state: State | None = None
         for _ in range(PUSH_ATTEMPTS):
             fetch = Fetch(resolver, environ, probe=False, locked=True)  # a round fetches anyway: no ls-remote first
@@ -107,7 +107,8 @@ def sync_round(
                 with fetch.store.tidying(deadline) as tidying:  # git packs what earlier rounds left meanwhile
                     imported = import_commit(resolver, fetch.store, state, commit, host, deadline, tidying.start)
             except TooLarge as exc:  # refused whole: what the fetch brought leaves the disk
-                fetch.store.forget(FETCHED, state.imported)
+                unsettle(resolver)
+                settle(resolver, environ, deadline)
                 note_status(resolver, "fetch", False, str(exc))
                 raise
             finally:
@@ -289,6 +290,7 @@ def status(resolver: PathResolver) -> dict[str, object]:
         "last_fetch": recorded.get("fetch"),
         "last_push": recorded.get("push"),
         "last_tidy": recorded.get("tidy"),
+        "last_settle": recorded.get("settle"),
         "pending_sessions": len(pending.signatures),
         "pending_removals": len(pending.removals),
         "imported_sessions": len(state.foreign),
@@ -311,9 +313,10 @@ def status_lines(info: dict[str, object]) -> list[str]:
             lines.append(f"{step.replace('_', ' ')}: {record.get('at')} {outcome}: {record.get('detail')}")
         else:
             lines.append(f"{step.replace('_', ' ')}: never")
-    tidy = info.get("last_tidy")
-    if isinstance(tidy, dict) and not tidy.get("ok"):
-        lines.append(f"last packing of the private repository: {tidy.get('at')} FAILED: {tidy.get('detail')}")
+    for step in ("last_tidy", "last_settle"):
+        record = info.get(step)
+        if isinstance(record, dict) and not record.get("ok"):
+            lines.append(f"last packing of the private repository: {record.get('at')} FAILED: {record.get('detail')}")
     lines.append(f"pending: {info['pending_sessions']} session(s), {info['pending_removals']} removal(s)")
     held = int(info["imported_bytes"]) // (1024 * 1024)  # type: ignore[call-overload]
     lines.append(f"imported from other machines: {info['imported_sessions']} session(s), {held} MiB")
