@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
 
 UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 COMPACT_UTC_FORMAT = "%Y%m%dT%H%M%SZ"  # for names of files and ids: 20261122T100000Z
@@ -28,6 +27,7 @@ def epoch_seconds(text: object) -> float | None:
     """Seconds since 1970 of an ISO-8601 timestamp (``Z`` or an offset), or None when it is not one."""
     if not isinstance(text, str) or not text:
         return None
+    from datetime import datetime, timezone  # 2.8 ms: only what reads a time pays it (ADR 27)
 
     try:  # before Python 3.11, fromisoformat does not take a trailing Z
         value = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)

@@ -7,7 +7,6 @@ runs on every session start and Stop after every turn (their budgets are in benc
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
 import sys
@@ -18,16 +17,16 @@ from .errors import BlackboardError
 from .events import log_failure, say
 
 STARTED = time.monotonic()  # the hook's start: SessionStart's fetch is bounded from here
-EVENTS = {  # each event, and the module of ``events`` that does it
-    "session-start": "session_start",
-    "session-end": "session_end",
-    "stop": "checkpoint",
-    "pre-compact": "checkpoint",
-    "pre-tool-use": "approval",
-    "user-prompt-submit": "capture",
-    "post-tool-use": "capture",
-    "sync": "background_sync",  # a detached round
-}
+EVENTS = (
+    "session-start",
+    "session-end",
+    "stop",
+    "pre-compact",
+    "pre-tool-use",
+    "user-prompt-submit",
+    "post-tool-use",
+    "sync",  # a detached round
+)
 MAX_STDIN = 1 << 20
 
 
@@ -51,10 +50,34 @@ def read_payload(raw: bytes) -> tuple[dict[str, object], str | None]:
 
 
 def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> str | None:
-    """Do what ``event`` means; returns the JSON to print, if any."""
-    handler = importlib.import_module(f"{__package__}.events.{EVENTS[event]}")
-    output: str | None = handler.run(event, payload, environ)
-    return output
+    """Do what ``event`` means, in its module of ``events``; returns the JSON to print, if any."""
+    if event == "session-start":
+        from .events import session_start
+
+        return session_start.run(event, payload, environ)
+    if event in ("stop", "pre-compact"):
+        from .events import checkpoint
+
+        checkpoint.run(event, payload, environ)
+        return None
+    if event in ("user-prompt-submit", "post-tool-use"):
+        from .events import capture
+
+        capture.run(event, payload, environ)
+        return None
+    if event == "pre-tool-use":
+        from .events import approval
+
+        return approval.run(event, payload, environ)
+    if event == "session-end":
+        from .events import session_end
+
+        session_end.run(event, payload, environ)
+        return None
+    from .events import background_sync
+
+    background_sync.run(event, payload, environ)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
