@@ -196,10 +196,7 @@ class Store:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(self.git_dir, name))
         self.remove_partial_packs()
-        pack_dir = os.path.join(self.git_dir, "objects", "pack")
-        for name in self._pack_files(lambda name: name.endswith(".keep")):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(pack_dir, name))
+        self._remove_pack_files(lambda name: name.endswith(".keep"))
         self.run(["repack", "-a", "-d", "-q"], deadline=deadline)
         self.run(["prune", "--expire=now"], deadline=deadline)
 
@@ -219,9 +216,7 @@ class Store:
 
     def remove_partial_packs(self) -> None:
         """Delete what a stopped fetch was writing (``objects/pack/tmp_*``)."""
-        for name in self._pack_files(lambda name: name.startswith("tmp_")):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(self.git_dir, "objects", "pack", name))
+        self._remove_pack_files(lambda name: name.startswith("tmp_"))
 
     def history_bytes(self) -> int:
         """The bytes of every pack but the largest: roughly what came since the repository was last packed whole."""
@@ -235,6 +230,11 @@ class Store:
     def partial_pack_bytes(self) -> int:
         """The bytes a fetch under way has written so far (its ``objects/pack/tmp_pack_*``)."""
         return sum(self._pack_files(lambda name: name.startswith("tmp_")).values())
+
+    def _remove_pack_files(self, wanted: Callable[[str], bool]) -> None:
+        for name in self._pack_files(wanted):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self.git_dir, "objects", "pack", name))
 
     def _pack_files(self, wanted: Callable[[str], bool]) -> dict[str, int]:
         """The ``wanted`` files of ``objects/pack`` with their sizes; one gone meanwhile is left out."""

@@ -14,7 +14,7 @@ from .settings import SESSION_ID_VARS
 SESSION_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
 LITTER = (".ds_store", "thumbs.db", "desktop.ini")  # what Finder and Explorer leave in any folder they open
 # No litter name, in any case: thousands of ids are checked in a round, so the regex says it
-_SESSION_ID = re.compile(r"(?!(?i:thumbs\.db|desktop\.ini)\Z)" + SESSION_ID)
+_SESSION_ID = re.compile(rf"(?!(?i:{'|'.join(map(re.escape, LITTER))})\Z){SESSION_ID}")
 
 
 def is_litter(name: str) -> bool:

@@ -215,7 +215,6 @@ def last_activity(resolver: PathResolver, session_id: str) -> str:
 
 def still_active(updated: float) -> bool:
     """Whether another machine's record, updated at ``updated`` by its clock, counts: under a day old, not ahead."""
-
     now = time.time()
     return now - ACTIVE_FOR_SECONDS < updated <= now + CLOCK_AHEAD_SECONDS
 

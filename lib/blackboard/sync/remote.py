@@ -95,12 +95,10 @@ class Fetch:
         (a ref naming no commit, objects that do not connect, over the cap) would otherwise leave
         that pack here every round, and gc runs only in an import. A round forgets it at once,
         within its time; SessionStart, which a person waits on, and a round out of time leave it
-        for the next round (``unsettle``)."""
+        for the next round (``forget_fetched``)."""
         self.store.remove_partial_packs()
         if self.packs is not None and set(self.store.pack_sizes()) - self.packs:
-            unsettle(self.resolver)
-            if not self.probe and self.deadline is not None:
-                settle(self.resolver, self.environ, self.deadline)
+            forget_fetched(self.resolver, self.environ, None if self.probe else self.deadline)
         note_status(self.resolver, "fetch", False, str(exc))
         raise exc
 
@@ -147,9 +145,14 @@ class Fetch:
         self.store.stop(self.proc)
 
 
-def unsettle(resolver: PathResolver) -> None:
-    """Leave what a fetch brought and nothing took for the next round to forget (``settle``)."""
+def forget_fetched(resolver: PathResolver, environ: Mapping[str, str], deadline: float | None) -> None:
+    """Forget what a fetch brought and nothing took: by ``deadline``, else (None) in the next round's ``settle``.
+
+    ``_sync/unsettled`` is written first, so a repack cut short is done again.
+    """
     create_exclusive(resolver.sync_file("unsettled"), "")
+    if deadline is not None:
+        settle(resolver, environ, deadline)
 
 
 def settle(resolver: PathResolver, environ: Mapping[str, str], deadline: float) -> None:

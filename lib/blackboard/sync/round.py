@@ -24,7 +24,7 @@ from ..registry import session_folders
 from .config import enabled, read_config, readers_warning, served_by
 from .importing import Imported, import_commit
 from .outbound import Outgoing, outgoing
-from .remote import FETCHED, IMPORTED, Fetch, settle, unsettle
+from .remote import FETCHED, IMPORTED, Fetch, forget_fetched, settle
 from .state import State, StatePaused, note_status, read_json
 
 PUSH_ATTEMPTS = 6
@@ -107,8 +107,7 @@ def sync_round(
                 with fetch.store.tidying(deadline) as tidying:  # git packs what earlier rounds left meanwhile
                     imported = import_commit(resolver, fetch.store, state, commit, host, deadline, tidying.start)
             except TooLarge as exc:  # refused whole: what the fetch brought leaves the disk
-                unsettle(resolver)
-                settle(resolver, environ, deadline)
+                forget_fetched(resolver, environ, deadline)
                 note_status(resolver, "fetch", False, str(exc))
                 raise
             finally:
@@ -233,7 +232,7 @@ def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str
         try:
             return import_commit(resolver, fetch.store, state, commit, settings.host(environ), deadline)
         except TooLarge as exc:  # the round this SessionStart starts forgets it: no time for that here
-            unsettle(resolver)
+            forget_fetched(resolver, environ, None)
             note_status(resolver, "fetch", False, str(exc))
             return None
         finally:
