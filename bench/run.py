@@ -471,8 +471,9 @@ def notes_at_once(env: dict[str, str], project: Path, work: Path) -> None:
     )
     board = root / "acme" / "widget" / ".blackboard" / "sessions" / "busy"
     writer = (
-        "import sys; sys.path.insert(0, sys.argv[1]); from blackboard import board, paths\n"
-        "b = board.Board(paths.PathResolver.for_cwd(sys.argv[2]), 'busy')\n"
+        "import os, sys; sys.path.insert(0, sys.argv[1]); from blackboard import board, paths\n"
+        "from blackboard.settings import Settings\n"
+        "b = board.Board(paths.PathResolver.for_cwd(sys.argv[2], Settings(os.environ)), 'busy')\n"
         "for i in range(200): b.note(f'w{sys.argv[3]}-{i}', f'w{sys.argv[3]}')\n"
     )
     python = str(Path(env["BLACKBOARD_VENV"]) / "bin" / "python")

@@ -1,9 +1,12 @@
 """Plain helpers shared by the tests (fixtures live in conftest.py)."""
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Optional
+
+from blackboard.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "claude-2.1.330"  # recorded from Claude Code by tests/fixtures/record.py
@@ -158,3 +161,8 @@ def run_cli(*args: str, stdin: str = "", env: Optional[dict] = None) -> "tuple[i
     with CliRunner(mix_stderr=False).isolation(input=stdin, env=env or {}) as (out, err):
         code = cli.run(list(args))
         return code, out.getvalue().decode(), err.getvalue().decode()
+
+
+def settings_now(**overrides: str) -> Settings:
+    """The settings a hook or the command would read now: the test's environment, with ``overrides``."""
+    return Settings({**os.environ, **overrides})

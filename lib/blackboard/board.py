@@ -5,33 +5,42 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Mapping
 from typing import Callable
 
-from . import entries, handoff, ledger, settings
+from . import entries, handoff, ledger
 from .clock import now_iso
 from .entries import Entry
 from .errors import BlackboardError
-from .fsutil import read_text, refuse_links
+from .fsutil import read_text
 from .ids import validate_session_id
 from .ledger import CLOSED_STATUSES, Item, Ledger, board_key
 from .meta import ACTIVE, Meta, read_meta, read_meta_or_none, update_meta
 from .paths import BOARD_FILES, PathResolver
-from .registry import active_session_ids, find_owner, last_active, list_sessions, mark_touched
+from .registry import active_session_ids, find_owner, last_active, list_sessions, mark_touched, session_dir
+from .settings import DEFAULT_MAX_VALUE_CHARS, Settings
 
 CAPACITY_WARNING_BYTES = 20 * 1024 * 1024
 ACTIVITY_RESOLUTION_SECONDS = 60
 
 
 class Board:
-    """The files of one session: ``Board(resolver, "abc").note("text", "main")``."""
+    """The files of one session: ``Board(resolver, "abc").note("text", "main")``.
 
-    def __init__(self, resolver: PathResolver, session_id: str, found_by: str = "--session") -> None:
+    ``max_chars`` is the longest note, task or value it takes (``Settings.max_value_chars``).
+    """
+
+    def __init__(
+        self,
+        resolver: PathResolver,
+        session_id: str,
+        found_by: str = "--session",
+        max_chars: int = DEFAULT_MAX_VALUE_CHARS,
+    ) -> None:
         self.resolver = resolver
-        self.session_id = validate_session_id(session_id)
-        self.directory = resolver.get_session_blackboard_dir(session_id)
+        self.max_chars = max_chars
+        self.directory = session_dir(resolver, session_id)
+        self.session_id = session_id
         self.found_by = found_by
-        refuse_links(resolver.root, self.directory)
 
     def path(self, kind: str) -> str:
         """The file of ``tasks``, ``notes`` or ``context``."""
@@ -77,7 +86,7 @@ class Board:
 
     def drop_task(self, task_id: str, author: str, reason: str) -> Entry:
         """Drop a task that will not be done, saying why; like done, it leaves every later handoff."""
-        check_value(reason)
+        check_value(reason, self.max_chars)
 
         def drop(task: Entry) -> Entry:
             _refuse_closed(task_id, task)
@@ -117,7 +126,7 @@ class Board:
 
     def post(self, key: str, value: str, author: str, replace: bool = False) -> None:
         """Add a keyed entry; an existing key is an error unless ``replace``."""
-        check_value(value)
+        check_value(value, self.max_chars)
         header = entries.initial_text("context", self.session_id)
         entries.put(self.path("context"), key, {"author": author}, value, replace, header)
         self._touch()
@@ -152,7 +161,7 @@ class Board:
         return None
 
     def _append(self, kind: str, prefix: str, fields: dict[str, str], text: str) -> str:
-        check_value(text)
+        check_value(text, self.max_chars)
         entry_id = entries.append(self.path(kind), prefix, fields, text, entries.initial_text(kind, self.session_id))
         self._touch()
         return entry_id
@@ -203,7 +212,7 @@ def _taken_up(tasks: list[Entry], key: str) -> str | None:
     return next((task.id for task in tasks if task.fields.get("origin") == key), None)
 
 
-def check_value(text: str) -> None:
+def check_value(text: str, cap: int) -> None:
     """Refuse an empty or oversized value before anything is written."""
     if not text.strip():
         raise BlackboardError("nothing to write: the text is empty")
@@ -211,7 +220,6 @@ def check_value(text: str) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a byte that was not UTF-8 on the command line
         raise BlackboardError("the text is not valid UTF-8; write it to a file and pass --file PATH") from None
-    cap = settings.max_value_chars()
     if len(text) > cap:
         raise BlackboardError(
             f"value is {len(text)} characters, over the cap of {cap}; write it to a file and post the path "
@@ -219,38 +227,38 @@ def check_value(text: str) -> None:
         )
 
 
-def locate(environ: Mapping[str, str], cwd: str, explicit: str | None = None) -> Board:
+def locate(settings: Settings, cwd: str, explicit: str | None = None) -> Board:
     """The board a command means: ``--session``, the session env vars, else this project's latest."""
-    resolver = PathResolver.for_cwd(cwd, environ)
-    named = [(explicit, "--session")] + [(environ.get(name), name) for name in settings.SESSION_ID_VARS]
-    for session_id, source in named:
-        if session_id:
-            return _find(resolver, validate_session_id(session_id), source)
-    return latest_board(resolver)
+    resolver, cap = PathResolver.for_cwd(cwd, settings), settings.max_value_chars
+    if explicit:
+        return _find(resolver, validate_session_id(explicit), "--session", cap)
+    if settings.named_session:
+        variable, session_id = settings.named_session
+        return _find(resolver, validate_session_id(session_id), variable, cap)
+    return latest_board(resolver, settings.host, cap)
 
 
-def _find(resolver: PathResolver, session_id: str, source: str) -> Board:
+def _find(resolver: PathResolver, session_id: str, source: str, cap: int) -> Board:
     owner = find_owner(resolver, session_id)
     if owner is resolver:
-        return Board(resolver, session_id, source)
+        return Board(resolver, session_id, source, cap)
     if owner is not None:  # the agent changed directory into another project
-        return Board(owner, session_id, f"{source} (found in {owner.project.org}/{owner.project.name})")
+        return Board(owner, session_id, f"{source} (found in {owner.project.org}/{owner.project.name})", cap)
     raise BlackboardError(
         f"session {session_id} (from {source}) has no board under {resolver.root}; "
         "`blackboard sessions --all-projects` lists the sessions"
     )
 
 
-def latest_board(resolver: PathResolver) -> Board:
+def latest_board(resolver: PathResolver, host: str, cap: int = DEFAULT_MAX_VALUE_CHARS) -> Board:
     """The board of the project's most recently active session; of this machine's newest when none is active."""
     found_by = "the most recently active session of this project"
     metas = [read_meta_or_none(resolver.meta_path(i)) for i in active_session_ids(resolver)]
     live = [m for m in metas if m]
     if not live:  # none active: the newest of this machine's own (another machine's came by sync, to read)
-        here = settings.host()
-        live = [e.meta for e in list_sessions(resolver) if e.meta and e.meta.get("host") in (None, here)]
+        live = [e.meta for e in list_sessions(resolver) if e.meta and e.meta.get("host") in (None, host)]
     if not live:
         name = f"{resolver.project.org}/{resolver.project.name}"
         raise BlackboardError(f"no session of {name} yet; start Claude Code here or pass --session ID")
     newest = max(live, key=lambda m: (last_active(resolver, m["session_id"]), str(m.get("started") or "")))
-    return Board(resolver, newest["session_id"], found_by)
+    return Board(resolver, newest["session_id"], found_by, cap)

@@ -145,8 +145,10 @@ def excluded_by_the_person(real_path: str, environ: Mapping[str, str], deadline:
     info, _ = run_git(toplevel, ["rev-parse", "--git-path", "info/exclude"], environ, deadline)
     if configured is None or info is None:
         return True
-    xdg = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
-    files = [configured.strip() or os.path.join(xdg, "git", "ignore"), os.path.join(toplevel, info.strip())]
+    home = environ.get("HOME")  # as git finds the person's own files: without a home, it has none
+    xdg = environ.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
+    default = os.path.join(xdg, "git", "ignore") if xdg else ""
+    files = [configured.strip() or default, os.path.join(toplevel, info.strip())]
     args = ["ls-files", "-z", "--others", "--ignored", *(f"--exclude-from={f}" for f in files if os.path.isfile(f))]
     if len(args) == 4:
         return False  # the person excludes nothing

@@ -11,10 +11,10 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import NamedTuple
 
-from . import environment, handoff, recovery, render, settings
+from . import environment, handoff, recovery, render
 from .clock import compact_now, format_utc, now_iso
 from .errors import BlackboardError
 from .fsutil import PRIVATE_DIR, PRIVATE_FILE, make_dirs
@@ -32,6 +32,7 @@ from .registry import (
     unpublished_ids,
 )
 from .session import publish_pending
+from .settings import Settings
 
 LOCK_HELD_TOO_LONG = 600
 TEMP_FILE_AGE = 3600
@@ -45,13 +46,14 @@ class Finding(NamedTuple):
     fixed: bool = False
 
 
-def examine(root: str, environ: Mapping[str, str], repair: bool) -> list[Finding]:
-    """Every problem found, fixed where ``repair`` and the fix is safe."""
+def examine(settings: Settings, repair: bool) -> list[Finding]:
+    """Every problem found under the root ``settings`` name, fixed where ``repair`` and the fix is safe."""
+    root = settings.root
     findings = list(_check_root(root))
     if os.path.isdir(root):
         for resolver in all_projects(root):
-            findings += _check_sessions(resolver, environ, repair)
-            findings += _check_handoffs(resolver, repair)
+            findings += _check_sessions(resolver, settings, repair)
+            findings += _check_handoffs(resolver, settings, repair)
         findings += _check_leftovers(root, repair)
     findings += _check_venv()
     return findings
@@ -71,13 +73,12 @@ def _check_root(root: str) -> Iterator[Finding]:
             yield Finding(problem, "set BLACKBOARD_ROOT to a directory you can write")
 
 
-def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: bool) -> list[Finding]:
+def _check_sessions(resolver: PathResolver, settings: Settings, repair: bool) -> list[Finding]:
     findings = []
     for name in strays(resolver):
         problem = f"{os.path.join(resolver.sessions_dir, name)} is not a session (a file, a link or an odd name)"
         fix = f"blackboard doctor --fix moves it to {resolver.strays_dir}"
         findings.append(Finding(problem, fix, repair and _move_stray(resolver, name)))
-    limit, host = settings.abandon_after(environ), settings.host(environ)
     for entry in list_sessions(resolver):
         where = f"{resolver.project.org}/{resolver.project.name} session {entry.session_id}"
         links = _links_in(entry.directory)
@@ -98,9 +99,9 @@ def _check_sessions(resolver: PathResolver, environ: Mapping[str, str], repair: 
             findings.append(Finding(problem, fix, repair and _rebuild_meta(resolver, entry.session_id)))
             continue
         active = entry.meta.get("status") == ACTIVE
-        reason = recovery.stale_reason(resolver, entry.meta, limit, host) if active else None
+        reason = recovery.stale_reason(resolver, entry.meta, settings.abandon_after, settings.host) if active else None
         if reason:
-            fixed = repair and recovery.abandon(resolver, entry.session_id, reason)
+            fixed = repair and recovery.abandon(resolver, entry.session_id, reason, settings)
             findings.append(Finding(f"{where} is stuck active: {reason}", "blackboard doctor --fix abandons it", fixed))
         for problem in render.board_state(resolver, entry.session_id).problems:
             fix = f"edit {entry.directory} by hand: each entry is '## id', '- key: value' lines, a blank line, text"
@@ -163,7 +164,7 @@ def _rebuild_meta(resolver: PathResolver, session_id: str) -> bool:
     return True
 
 
-def _check_handoffs(resolver: PathResolver, repair: bool) -> list[Finding]:
+def _check_handoffs(resolver: PathResolver, settings: Settings, repair: bool) -> list[Finding]:
     findings = []
     directory = resolver.get_handoff_dir()
     names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
@@ -182,13 +183,13 @@ def _check_handoffs(resolver: PathResolver, repair: bool) -> list[Finding]:
         where = f"{resolver.project.org}/{resolver.project.name} session {session_id}"
         problem = f"{where} ended, but its handoff was not published"
         fix = "the next SessionStart publishes it; blackboard doctor --fix does it now"
-        findings.append(Finding(problem, fix, repair and _publish(resolver, session_id)))
+        findings.append(Finding(problem, fix, repair and _publish(resolver, session_id, settings)))
     return findings
 
 
-def _publish(resolver: PathResolver, session_id: str) -> bool:
+def _publish(resolver: PathResolver, session_id: str, settings: Settings) -> bool:
     try:
-        return session_id in publish_pending(resolver)
+        return session_id in publish_pending(resolver, settings)
     except (BlackboardError, OSError):  # still failing: the finding stays open
         return False
 

@@ -8,30 +8,34 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Mapping
 
-from . import settings
 from .clock import compact_now, now_iso
 from .errors import BlackboardError
 from .fsutil import make_dirs
 from .paths import log_path
 from .redact import redact_remote
+from .settings import Settings
 
 MAX_LOG_BYTES = 1 << 20  # then the log is rotated to ``{name}.log.1``
 
 
-def record(name: str, title: str, environ: Mapping[str, str] = os.environ) -> str:
+def record(name: str, title: str, settings: Settings | None) -> str:
     """Append the exception being handled, with its traceback, to ``logs/{name}.log``.
 
     Returns where the details went, for the one line a person sees; never raises.
     """
-    return note(name, f"{title} pid={os.getpid()}\n{traceback.format_exc()}", environ)
+    return note(name, f"{title} pid={os.getpid()}\n{traceback.format_exc()}", settings)
 
 
-def note(name: str, text: str, environ: Mapping[str, str] = os.environ) -> str:
-    """Append ``text``, redacted, to ``logs/{name}.log`` (bounded); returns where it went. Never raises."""
+def note(name: str, text: str, settings: Settings | None) -> str:
+    """Append ``text``, redacted, to ``logs/{name}.log`` (bounded); returns where it went. Never raises.
+
+    ``settings`` is None when they could not be read: nothing is logged then.
+    """
     try:
-        root = settings.root(environ)
+        if settings is None:
+            return "logging failed too"
+        root = settings.root
         path = log_path(root, name)
         if os.path.islink(os.path.dirname(path)):  # never log through a link out of the root
             os.replace(os.path.dirname(path), f"{os.path.dirname(path)}.broken-{compact_now()}")

@@ -11,10 +11,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping
 
 from .errors import BlackboardError
 from .events import log_failure, say
+from .settings import Settings
 
 STARTED = time.monotonic()  # the hook's start: SessionStart's fetch is bounded from here
 EVENTS = (
@@ -49,34 +49,34 @@ def read_payload(raw: bytes) -> tuple[dict[str, object], str | None]:
     return data, None
 
 
-def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> str | None:
+def run(event: str, payload: dict[str, object], settings: Settings) -> str | None:
     """Do what ``event`` means, in its module of ``events``; returns the JSON to print, if any."""
     if event == "session-start":
         from .events import session_start
 
-        return session_start.run(event, payload, environ)
+        return session_start.run(event, payload, settings)
     if event in ("stop", "pre-compact"):
         from .events import checkpoint
 
-        checkpoint.run(event, payload, environ)
+        checkpoint.run(event, payload, settings)
         return None
     if event in ("user-prompt-submit", "post-tool-use"):
         from .events import capture
 
-        capture.run(event, payload, environ)
+        capture.run(event, payload, settings)
         return None
     if event == "pre-tool-use":
         from .events import approval
 
-        return approval.run(event, payload, environ)
+        return approval.run(event, payload, settings)
     if event == "session-end":
         from .events import session_end
 
-        session_end.run(event, payload, environ)
+        session_end.run(event, payload, settings)
         return None
     from .events import background_sync
 
-    background_sync.run(event, payload, environ)
+    background_sync.run(event, payload, settings)
     return None
 
 
@@ -84,17 +84,19 @@ def main(argv: list[str] | None = None) -> int:
     """``hook.py EVENT``: always returns 0 so Claude Code's session is never disturbed."""
     args = sys.argv[1:] if argv is None else argv
     event = args[0] if args else ""
+    settings = None
     try:
+        settings = Settings(os.environ)  # the one read of the environment: the library is handed this
         if event not in EVENTS:
             raise BlackboardError(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
         payload, problem = read_payload(sys.stdin.buffer.read(MAX_STDIN + 1))
         if problem:
-            say(event, problem, os.environ)
-        output = run(event, payload, os.environ)
+            say(event, problem, settings)
+        output = run(event, payload, settings)
         if output:
             sys.stdout.write(output + "\n")
             sys.stdout.flush()
     except BaseException:  # noqa: BLE001 - a hook must never break the session, whatever happened
         with contextlib.suppress(BaseException):  # nothing is left to tell
-            log_failure(event, os.environ)
+            log_failure(event, settings)
     return 0

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
 
 from .clock import compact_now
 from .errors import BlackboardError
-from .settings import SESSION_ID_VARS
 
 # ASCII only (no \w): a path component every file system and shell takes as it is.
 SESSION_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
@@ -45,14 +43,15 @@ def fallback_session_id() -> str:
     return f"{compact_now()}-{os.getpid()}"
 
 
-def resolve_session_id(payload_id: object, environ: Mapping[str, str]) -> str:
-    """The session id from stdin ``session_id``, else the env vars in order, else the fallback."""
+def resolve_session_id(payload_id: object, named: tuple[str, str] | None) -> str:
+    """The session id from stdin ``session_id``, else the one the environment ``named``, else the fallback.
+
+    ``named`` is ``Settings.named_session``: the first of ``SESSION_ID_VARS`` that is set.
+    """
     if payload_id not in (None, ""):
         return validate_session_id(payload_id)
-    for name in SESSION_ID_VARS:
-        value = environ.get(name)
-        if value:
-            return validate_session_id(value)
+    if named is not None:
+        return validate_session_id(named[1])
     return fallback_session_id()
 
 

@@ -66,7 +66,7 @@ def legacy_files(directory: str) -> list[str]:
     return sorted(e.path for e in scan if e.name.endswith(".md") and e.is_file(follow_symlinks=False))
 
 
-def plan(resolver: PathResolver, cwd: str, home: str, environ: Mapping[str, str] = os.environ) -> list[PlannedMove]:
+def plan(resolver: PathResolver, cwd: str, home: str, environ: Mapping[str, str]) -> list[PlannedMove]:
     """What a migration would move or copy now (``blackboard migrate --dry-run``)."""
     moves = []
     for source, legacy_dir in resolver.legacy_locations():
@@ -84,9 +84,7 @@ def plan(resolver: PathResolver, cwd: str, home: str, environ: Mapping[str, str]
     return moves
 
 
-def migrate_if_needed(
-    resolver: PathResolver, cwd: str, home: str, environ: Mapping[str, str] = os.environ
-) -> list[PlannedMove]:
+def migrate_if_needed(resolver: PathResolver, cwd: str, home: str, environ: Mapping[str, str]) -> list[PlannedMove]:
     """Migrate every source that has flat files; cheap (a few ``scandir``) when none has.
 
     ``cwd`` and ``home`` say where to look for a mnemonic store: the session's folder and

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Mapping
 
-from . import settings
 from .ids import validate_session_id
 from .project import Project, identify_project
+from .settings import Settings
 
 BOARD_FILES = {"tasks": "active-tasks.md", "notes": "session-notes.md", "context": "shared-context.md"}
 META_FILE = "_meta.json"
@@ -39,9 +38,9 @@ class PathResolver:
         self.project_dir = os.path.join(self.root, project.org, project.name, ".blackboard")
 
     @classmethod
-    def for_cwd(cls, cwd: str, environ: Mapping[str, str] = os.environ) -> PathResolver:
-        """The resolver for the project of ``cwd`` under the configured root."""
-        return cls(settings.root(environ), identify_project(cwd))
+    def for_cwd(cls, cwd: str, settings: Settings) -> PathResolver:
+        """The resolver for the project of ``cwd`` under the root ``settings`` name."""
+        return cls(settings.root, identify_project(cwd))
 
     @property
     def sessions_dir(self) -> str:

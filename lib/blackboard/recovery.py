@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
 
-from . import handoff, session, settings
+from . import handoff, session
 from .clock import describe_age, epoch_seconds
 from .meta import ABANDONED, ACTIVE, Meta, read_meta_or_none, update_meta
 from .paths import PathResolver
@@ -22,6 +21,7 @@ from .registry import (
     unmark_active,
     unmark_unpublished,
 )
+from .settings import Settings
 
 
 class _NoLongerActive(Exception):
@@ -49,9 +49,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def recover(resolver: PathResolver, current: str, environ: Mapping[str, str]) -> list[str]:
+def recover(resolver: PathResolver, current: str, settings: Settings) -> list[str]:
     """Mark this project's stale active sessions abandoned and hand them off; returns their ids."""
-    limit, host, abandoned = settings.abandon_after(environ), settings.host(environ), []
+    abandoned = []
     for session_id in active_session_ids(resolver):
         if session_id == current:
             continue
@@ -60,13 +60,13 @@ def recover(resolver: PathResolver, current: str, environ: Mapping[str, str]) ->
             if meta is not None or not os.path.isdir(resolver.get_session_blackboard_dir(session_id)):
                 unmark_active(resolver, session_id)  # a marker left behind by a crash
             continue
-        reason = stale_reason(resolver, meta, limit, host)
-        if reason and abandon(resolver, session_id, reason, environ):
+        reason = stale_reason(resolver, meta, settings.abandon_after, settings.host)
+        if reason and abandon(resolver, session_id, reason, settings):
             abandoned.append(session_id)
     return abandoned
 
 
-def abandon(resolver: PathResolver, session_id: str, reason: str, environ: Mapping[str, str] = os.environ) -> bool:
+def abandon(resolver: PathResolver, session_id: str, reason: str, settings: Settings) -> bool:
     """Mark one session abandoned, write its handoff and offer it as the latest; False if it was not active."""
     ended = last_activity(resolver, session_id)
     generation = handoff.next_generation(resolver, epoch_seconds(ended))
@@ -85,5 +85,5 @@ def abandon(resolver: PathResolver, session_id: str, reason: str, environ: Mappi
         unmark_unpublished(resolver, session_id)
         return False
     unmark_active(resolver, session_id)
-    session.hand_off(resolver, meta, environ)
+    session.hand_off(resolver, meta, settings)
     return True

@@ -118,6 +118,18 @@ def _subdirs(path: str) -> list[str]:
         return []
 
 
+def session_dir(resolver: PathResolver, session_id: str) -> str:
+    """The folder of one session, for work on it: its id checked (by ``PathResolver``), no link on the way.
+
+    Every operation on one session (its lifecycle, its board, its digest) takes its folder
+    from here, so none forgets the check (ADR 11): a link anywhere from the root down, put
+    there by hand or by another program, would send reads and writes outside the root.
+    """
+    directory = resolver.get_session_blackboard_dir(session_id)
+    refuse_links(resolver.root, directory)
+    return directory
+
+
 def active_session_ids(resolver: PathResolver) -> list[str]:
     """Ids with an active marker, cheap even when the project holds thousands of sessions."""
     return _markers(resolver, resolver.active_dir)

@@ -4,27 +4,28 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
 
-from . import handoff, settings, summary
+from . import handoff, summary
 from .clock import now_iso
 from .entries import initial_text
 from .errors import BlackboardError
-from .fsutil import create_exclusive, make_dirs, refuse_links
+from .fsutil import create_exclusive, make_dirs
 from .gitinfo import resolve_head
 from .ids import optional_str
 from .locks import file_lock
 from .meta import ACTIVE, ENDED, Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
-from .paths import BOARD_FILES, PathResolver
+from .paths import BOARD_FILES, META_FILE, PathResolver
 from .registry import (
     active_session_ids,
     mark_active,
     mark_touched,
     mark_unpublished,
+    session_dir,
     unmark_active,
     unmark_unpublished,
     unpublished_ids,
 )
+from .settings import Settings
 
 SOURCES = ("startup", "resume", "clear", "compact", "fork")  # fork: `--fork-session`, a new id
 CLEAR_WINDOW_SECONDS = 120
@@ -41,21 +42,23 @@ class Started:
 
 
 def start(
-    resolver: PathResolver, session_id: str, source: str, payload: dict[str, object], claude_pid: str | None = None
+    resolver: PathResolver, session_id: str, source: str, payload: dict[str, object], settings: Settings
 ) -> Started:
-    """Create or reopen the session's board for a SessionStart of the given ``source``."""
-    path = resolver.meta_path(session_id)
-    refuse_links(resolver.root, resolver.get_session_blackboard_dir(session_id))  # mark_active checks _active
+    """Create or reopen the session's board for a SessionStart of the given ``source``.
+
+    ``settings`` name this machine (``host``) and the Claude Code process (``claude_pid``).
+    """
+    path = os.path.join(session_dir(resolver, session_id), META_FILE)  # mark_active checks _active
     existing = read_meta(path)
     if existing is not None:
         try:
-            _reopen(path, source, claude_pid)
+            _reopen(path, source, settings)
             mark_touched(resolver, session_id)  # sync sends it again, whichever machine it came from
         except (BlackboardError, FileNotFoundError):  # a cleanup removed it meanwhile: start afresh
             existing = None
     if existing is None:
-        parent = _parent_for(resolver, session_id, source, claude_pid)
-        _create(resolver, session_id, source, payload, parent, claude_pid)
+        parent = _parent_for(resolver, session_id, source, settings)
+        _create(resolver, session_id, source, payload, parent, settings)
     mark_active(resolver, session_id)
     return Started(resolver.get_session_blackboard_dir(session_id), existing is not None)
 
@@ -66,7 +69,7 @@ def _create(
     source: str,
     payload: dict[str, object],
     parent: str | None,
-    claude_pid: str | None,
+    settings: Settings,
 ) -> None:
     # ADR-011's layout: a session folder holds its three board files from the start, and the
     # handoff folder exists with the board.
@@ -85,7 +88,7 @@ def _create(
         git_branch=resolver.project.git_branch,
         parent_session_id=parent,
         source=source,
-        host=settings.host(),
+        host=settings.host,
     )
     transcript = payload.get("transcript_path")
     if isinstance(transcript, str):
@@ -93,20 +96,20 @@ def _create(
     head = resolve_head(resolver.project.toplevel) if resolver.project.toplevel else None
     if head:
         meta["start_head"] = head  # what changed is counted from here (summary.handoff_text)
-    _record_process(meta, claude_pid)
+    _record_process(meta, settings.claude_pid)
     write_meta(resolver.meta_path(session_id), meta)
 
 
-def _reopen(path: str, source: str, claude_pid: str | None) -> Meta:
+def _reopen(path: str, source: str, settings: Settings) -> Meta:
     def change(meta: Meta) -> None:
         now = now_iso()
         if meta["status"] != ACTIVE or source == "resume":
             meta["resumed_at"].append(now)
         meta.update({"status": ACTIVE, "ended": None, "end_reason": None, "last_activity": now})
-        if meta.get("host") != settings.host():  # resumed here: this machine's from now on, and sync sends it
+        if meta.get("host") != settings.host:  # resumed here: this machine's from now on, and sync sends it
             meta.pop("claude_pid", None)  # a process of the other machine's, which means nothing here
-            meta["host"] = settings.host()
-        _record_process(meta, claude_pid)
+            meta["host"] = settings.host
+        _record_process(meta, settings.claude_pid)
 
     return update_meta(path, change)
 
@@ -117,7 +120,7 @@ def _record_process(meta: Meta, claude_pid: str | None) -> None:
         meta["claude_pid"] = int(claude_pid)
 
 
-def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid: str | None) -> str | None:
+def _parent_for(resolver: PathResolver, session_id: str, source: str, settings: Settings) -> str | None:
     """The session a new ``clear``, ``resume`` or ``fork`` session continues, found without a full scan.
 
     ``clear`` happens inside one Claude Code process: the parent is the project's session with
@@ -130,7 +133,7 @@ def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid
     latest = handoff.read_handoff(resolver.latest_handoff_path())
     fields = latest[0] if latest else {}
     if source == "clear":
-        same_process = _same_process_sessions(resolver, session_id, claude_pid)
+        same_process = _same_process_sessions(resolver, session_id, settings)
         if same_process:
             return max(same_process)[1]
         end = handoff.ended_at(fields)
@@ -140,43 +143,41 @@ def _parent_for(resolver: PathResolver, session_id: str, source: str, claude_pid
     return optional_str(fields.get("session_id"))
 
 
-def _same_process_sessions(resolver: PathResolver, session_id: str, claude_pid: str | None) -> list[tuple[str, str]]:
+def _same_process_sessions(resolver: PathResolver, session_id: str, settings: Settings) -> list[tuple[str, str]]:
     """``(last_activity, id)`` of this project's other active sessions run by the same Claude Code process."""
     found = []
     for other in active_session_ids(resolver):
         meta = read_meta_or_none(resolver.meta_path(other)) if other != session_id else None
-        if meta and str(meta.get("claude_pid")) == claude_pid and meta.get("host") == settings.host():
+        if meta and str(meta.get("claude_pid")) == settings.claude_pid and meta.get("host") == settings.host:
             found.append((str(meta.get("last_activity") or ""), other))
     return found
 
 
-def checkpoint(resolver: PathResolver, session_id: str, environ: Mapping[str, str] = os.environ) -> Meta | None:
+def checkpoint(resolver: PathResolver, session_id: str, settings: Settings) -> Meta | None:
     """Stop/PreCompact: refresh the draft handoff; never ends the session, takes no lock.
 
     The draft's modification time is the session's last activity (``registry.last_activity``).
     A SessionEnd may run meanwhile: if the session has ended once the draft is in place, the
     draft may have replaced the final handoff, so the final one is written again.
     """
-    path = resolver.meta_path(session_id)
-    refuse_links(resolver.root, resolver.get_session_blackboard_dir(session_id))
+    path = os.path.join(session_dir(resolver, session_id), META_FILE)
     meta = read_meta(path)
     if meta is None or meta["status"] != ACTIVE:
         return meta
     # A draft, written after every turn: no fsync. The board it is rendered from is what counts,
     # and recovery renders the handoff again from it for a session that never ended.
     handoff.write_session_handoff(
-        resolver, session_id, summary.handoff_text(resolver, meta, environ, final=False), durable=False
+        resolver, session_id, summary.handoff_text(resolver, meta, settings, final=False), durable=False
     )
     after = read_meta_or_none(path)
     if after is not None and after["status"] != ACTIVE:
-        handoff.write_session_handoff(resolver, session_id, summary.handoff_text(resolver, after, environ))
+        handoff.write_session_handoff(resolver, session_id, summary.handoff_text(resolver, after, settings))
     return meta
 
 
-def end(resolver: PathResolver, session_id: str, reason: str, environ: Mapping[str, str] = os.environ) -> Meta | None:
+def end(resolver: PathResolver, session_id: str, reason: str, settings: Settings) -> Meta | None:
     """SessionEnd: mark the session ended, write its final handoff, offer it as the latest."""
-    path = resolver.meta_path(session_id)
-    refuse_links(resolver.root, resolver.get_session_blackboard_dir(session_id))
+    path = os.path.join(session_dir(resolver, session_id), META_FILE)
     if read_meta(path) is None:
         return None
     mark_unpublished(resolver, session_id)  # first: if what follows fails, the next start finishes it
@@ -188,16 +189,16 @@ def end(resolver: PathResolver, session_id: str, reason: str, environ: Mapping[s
         meta.update({"status": ENDED, "ended": now, "end_reason": reason, "last_activity": now})
         meta["generation"] = handoff.next_generation(resolver)
         write_meta(path, meta)
-        text = summary.handoff_text(resolver, meta, environ)
+        text = summary.handoff_text(resolver, meta, settings)
         handoff.write_session_handoff(resolver, session_id, text)
     unmark_active(resolver, session_id)
     offer_latest(resolver, session_id, text)
     return meta
 
 
-def hand_off(resolver: PathResolver, meta: Meta, environ: Mapping[str, str] = os.environ) -> None:
+def hand_off(resolver: PathResolver, meta: Meta, settings: Settings) -> None:
     """Write a finished session's final handoff and offer it as the project's latest."""
-    text = summary.handoff_text(resolver, meta, environ)
+    text = summary.handoff_text(resolver, meta, settings)
     handoff.write_session_handoff(resolver, meta["session_id"], text)
     offer_latest(resolver, meta["session_id"], text)
 
@@ -208,13 +209,13 @@ def offer_latest(resolver: PathResolver, session_id: str, text: str) -> None:
     unmark_unpublished(resolver, session_id)
 
 
-def publish_pending(resolver: PathResolver, environ: Mapping[str, str] = os.environ) -> list[str]:
+def publish_pending(resolver: PathResolver, settings: Settings) -> list[str]:
     """Publish the handoffs of finished sessions whose end failed part-way; returns their ids."""
     done = []
     for session_id in unpublished_ids(resolver):
         meta = read_meta_or_none(resolver.meta_path(session_id))
         if meta is not None and meta["status"] != ACTIVE:  # still active: its end never began; recovery decides
-            hand_off(resolver, meta, environ)
+            hand_off(resolver, meta, settings)
             done.append(session_id)
         unmark_unpublished(resolver, session_id)
     return done

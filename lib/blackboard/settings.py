@@ -1,14 +1,16 @@
-"""Every ``BLACKBOARD_*`` setting in one place: its variable, default and bounds.
+"""Every setting, read once where the plugin starts (a hook, the command) and passed down.
 
-Each function takes the environment it reads (``os.environ`` by default) so tests can pass
-their own. A value that is out of bounds or not a number falls back to the default: a
-setting never breaks a hook.
+``Settings(os.environ)`` is built at each entry point; the library reads its settings, and the
+environment its git runs with, from that object and never from ``os.environ``. A value that is
+out of bounds or not a number falls back to its default: a setting never breaks a hook.
 """
 
 from __future__ import annotations
 
 import os
+import pwd
 from collections.abc import Mapping
+from types import MappingProxyType
 
 from .clock import parse_duration
 from .errors import BlackboardError
@@ -24,82 +26,122 @@ DEFAULT_ABANDON_AFTER = 24 * 3600.0
 DEFAULT_SYNC_TIMEOUT = 1.5
 
 
-def root(environ: Mapping[str, str] = os.environ) -> str:
-    """``$BLACKBOARD_ROOT``, else ``$MNEMONIC_ROOT``, else ``~/.claude/blackboard``."""
-    name = root_source(environ)
-    if name is None:
-        return os.path.join(os.path.expanduser("~"), ".claude", "blackboard")
-    value = os.path.expanduser(environ[name])
+class Settings:
+    """The settings of one run, frozen: built from an environment, never changed after.
+
+    ``environ`` is a read-only copy of that environment, for the processes the plugin starts
+    (git, a background round). ``root`` raises the one-line error of a relative root only
+    where a root is needed, so ``blackboard --version`` still answers.
+    """
+
+    __slots__ = (
+        "environ",
+        "home",
+        "root_source",
+        "_root",
+        "_root_problem",
+        "named_session",
+        "agent",
+        "host",
+        "context_chars",
+        "max_value_chars",
+        "abandon_after",
+        "auto_allow",
+        "sync_timeout",
+        "digest",
+        "claude_dir",
+        "claude_pid",
+        "env_file",
+    )
+    environ: Mapping[str, str]
+    home: str  # ``$HOME``, else the account's home folder
+    root_source: str | None  # the variable the root comes from, None for the default
+    _root: str
+    _root_problem: str | None
+    named_session: tuple[str, str] | None  # the first of SESSION_ID_VARS that is set: (name, id)
+    agent: str | None  # ``$BLACKBOARD_AGENT``: who writes when ``--author`` is not given
+    host: str  # ``$BLACKBOARD_HOST``, else the host name
+    context_chars: int  # ``$BLACKBOARD_CONTEXT_CHARS``: most characters injected at SessionStart
+    max_value_chars: int  # ``$BLACKBOARD_MAX_VALUE_CHARS``: the longest note, task or value
+    abandon_after: float  # ``$BLACKBOARD_ABANDON_AFTER`` (``6h``, ``2d``) in seconds
+    auto_allow: bool  # ``$BLACKBOARD_AUTO_ALLOW``: approve plain board commands without asking
+    sync_timeout: float  # ``$BLACKBOARD_SYNC_TIMEOUT``: seconds SessionStart waits for a fetch
+    digest: bool  # ``$BLACKBOARD_DIGEST``: whether the hooks capture prompts and edits for the digest
+    claude_dir: str  # ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``: where Claude Code keeps transcripts
+    claude_pid: str | None  # ``$CLAUDE_PID``: the Claude Code process running the hooks
+    env_file: str | None  # ``$CLAUDE_ENV_FILE``: where SessionStart exports variables for the Bash tool
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        copy = MappingProxyType(dict(environ))
+        home = copy.get("HOME") or _account_home()
+        source = next((name for name in ROOT_VARS if copy.get(name)), None)
+        root, problem = _root(copy, source, home)
+        named = next(((name, copy[name]) for name in SESSION_ID_VARS if copy.get(name)), None)
+        context_chars = _int(copy, "BLACKBOARD_CONTEXT_CHARS", DEFAULT_CONTEXT_CHARS)
+        value_chars = _int(copy, "BLACKBOARD_MAX_VALUE_CHARS", DEFAULT_MAX_VALUE_CHARS)
+        sync_timeout = _float(copy, "BLACKBOARD_SYNC_TIMEOUT", DEFAULT_SYNC_TIMEOUT)
+        claude_dir = expand_user(copy.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), home)
+        values = {
+            "environ": copy,
+            "home": home,
+            "root_source": source,
+            "_root": root,
+            "_root_problem": problem,
+            "named_session": named,
+            "agent": copy.get("BLACKBOARD_AGENT") or None,
+            "host": copy.get("BLACKBOARD_HOST") or os.uname().nodename,
+            "context_chars": max(MIN_CONTEXT_CHARS, min(context_chars, MAX_CONTEXT_CHARS)),
+            "max_value_chars": value_chars if 1 <= value_chars <= MAX_MAX_VALUE_CHARS else DEFAULT_MAX_VALUE_CHARS,
+            "abandon_after": _duration(copy.get("BLACKBOARD_ABANDON_AFTER", "24h")),
+            "auto_allow": _flag(copy, "BLACKBOARD_AUTO_ALLOW"),
+            "sync_timeout": sync_timeout if 0.1 <= sync_timeout <= 30 else DEFAULT_SYNC_TIMEOUT,  # NaN is not
+            "digest": _flag(copy, "BLACKBOARD_DIGEST"),
+            "claude_dir": os.path.abspath(claude_dir),
+            "claude_pid": copy.get("CLAUDE_PID") or None,
+            "env_file": copy.get("CLAUDE_ENV_FILE") or None,
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"settings are read once, where the plugin starts; {name} cannot change")
+
+    @property
+    def root(self) -> str:
+        """``$BLACKBOARD_ROOT``, else ``$MNEMONIC_ROOT``, else ``~/.claude/blackboard``."""
+        if self._root_problem:
+            raise BlackboardError(self._root_problem)
+        return self._root
+
+    def author(self, explicit: str | None) -> str:
+        """Who writes: ``--author``, else ``$BLACKBOARD_AGENT``, else ``main``."""
+        return explicit or self.agent or "main"
+
+
+def _account_home() -> str:
+    """The home folder of this process's account, or "" when the system knows none."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:  # a container's uid with no passwd entry
+        return ""
+
+
+def _root(environ: Mapping[str, str], source: str | None, home: str) -> tuple[str, str | None]:
+    if source is None and not home:
+        return "", "no home folder to keep boards in; set HOME or BLACKBOARD_ROOT"
+    if source is None:
+        return os.path.join(home, ".claude", "blackboard"), None
+    value = expand_user(environ[source], home)
     if not os.path.isabs(value):
-        raise BlackboardError(f"{name}={environ[name]!r} is a relative path; set it to an absolute one")
-    return os.path.normpath(value)
+        return "", f"{source}={environ[source]!r} is a relative path; set it to an absolute one"
+    return os.path.normpath(value), None
 
 
-def root_source(environ: Mapping[str, str] = os.environ) -> str | None:
-    """The variable the root comes from, or None for the default."""
-    return next((name for name in ROOT_VARS if environ.get(name)), None)
-
-
-def context_chars(environ: Mapping[str, str] = os.environ) -> int:
-    """``$BLACKBOARD_CONTEXT_CHARS``: most characters injected at SessionStart (2000-9500, default 8000)."""
-    value = _int(environ, "BLACKBOARD_CONTEXT_CHARS", DEFAULT_CONTEXT_CHARS)
-    return max(MIN_CONTEXT_CHARS, min(value, MAX_CONTEXT_CHARS))
-
-
-def max_value_chars(environ: Mapping[str, str] = os.environ) -> int:
-    """``$BLACKBOARD_MAX_VALUE_CHARS``: the longest note, task or value (1 to 1 000 000, default 10 000)."""
-    value = _int(environ, "BLACKBOARD_MAX_VALUE_CHARS", DEFAULT_MAX_VALUE_CHARS)
-    return value if 1 <= value <= MAX_MAX_VALUE_CHARS else DEFAULT_MAX_VALUE_CHARS
-
-
-def abandon_after(environ: Mapping[str, str] = os.environ) -> float:
-    """``$BLACKBOARD_ABANDON_AFTER`` (``6h``, ``2d``; default 24h) in seconds."""
-
-    try:
-        return parse_duration(environ.get("BLACKBOARD_ABANDON_AFTER", "24h"))
-    except ValueError:
-        return DEFAULT_ABANDON_AFTER
-
-
-def auto_allow(environ: Mapping[str, str] = os.environ) -> bool:
-    """``$BLACKBOARD_AUTO_ALLOW``: approve plain board commands without asking (default on; ``0`` turns it off)."""
-    return _flag(environ, "BLACKBOARD_AUTO_ALLOW")
-
-
-def author(explicit: str | None, environ: Mapping[str, str] = os.environ) -> str:
-    """Who writes: ``--author``, else ``$BLACKBOARD_AGENT``, else ``main``."""
-    return explicit or environ.get("BLACKBOARD_AGENT") or "main"
-
-
-def host(environ: Mapping[str, str] = os.environ) -> str:
-    """This machine's name: ``$BLACKBOARD_HOST``, else the host name."""
-    return environ.get("BLACKBOARD_HOST") or os.uname().nodename
-
-
-def sync_timeout(environ: Mapping[str, str] = os.environ) -> float:
-    """``$BLACKBOARD_SYNC_TIMEOUT``: seconds SessionStart waits for a fetch (0.1 to 30, default 1.5)."""
-    try:
-        value = float(environ.get("BLACKBOARD_SYNC_TIMEOUT", DEFAULT_SYNC_TIMEOUT))
-    except ValueError:
-        return DEFAULT_SYNC_TIMEOUT
-    return value if 0.1 <= value <= 30 else DEFAULT_SYNC_TIMEOUT
-
-
-class DigestSources:
-    """Where the handoff's digest may come from: whether capture is on, and Claude Code's own folder."""
-
-    __slots__ = ("enabled", "claude_dir")
-
-    def __init__(self, enabled: bool, claude_dir: str) -> None:
-        self.enabled = enabled
-        self.claude_dir = claude_dir
-
-
-def digest_sources(environ: Mapping[str, str] = os.environ) -> DigestSources:
-    """``$BLACKBOARD_DIGEST`` (default on; ``0`` turns capture off) and ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    enabled = _flag(environ, "BLACKBOARD_DIGEST")
-    config = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-    return DigestSources(enabled, os.path.abspath(os.path.expanduser(config)))
+def expand_user(path: str, home: str) -> str:
+    """``path`` with ``~`` and ``~/…`` in ``home`` (``Settings.home``); ``~user`` is the system's to expand."""
+    if path == "~" or path.startswith("~/"):
+        return home + path[1:]
+    return os.path.expanduser(path)
 
 
 def _flag(environ: Mapping[str, str], name: str) -> bool:
@@ -112,3 +154,17 @@ def _int(environ: Mapping[str, str], name: str, default: int) -> int:
         return int(environ.get(name, default))
     except ValueError:
         return default
+
+
+def _float(environ: Mapping[str, str], name: str, default: float) -> float:
+    try:
+        return float(environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError:
+        return DEFAULT_ABANDON_AFTER

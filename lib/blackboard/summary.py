@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Mapping
 
-from . import claude_tasks, handoff, settings
+from . import claude_tasks, handoff
 from .changes import Changes, since
 from .clock import epoch_seconds, format_utc
 from .digest import Digest, read_digest
@@ -35,6 +35,7 @@ from .render import (
     split_tasks,
     unreadable_section,
 )
+from .settings import Settings
 from .transcript import inside_claude_dir, read_transcript
 
 ASKED, STOPPED, CHANGED = "What was asked", "Where it stopped", "What changed"
@@ -43,9 +44,7 @@ MAX_PROMPT_SHOWN = 500
 MAX_MESSAGE_SHOWN = 1500
 
 
-def handoff_text(
-    resolver: PathResolver, meta: Meta, environ: Mapping[str, str] = os.environ, final: bool = True
-) -> str:
+def handoff_text(resolver: PathResolver, meta: Meta, settings: Settings, final: bool = True) -> str:
     """The handoff a session leaves, bounded in size and with secrets redacted.
 
     ``final=False`` (Stop's draft after every turn) leaves git out: it is asked once, when
@@ -53,10 +52,9 @@ def handoff_text(
     """
     session_id = meta["session_id"]
     state = board_state(resolver, session_id)
-    sources = settings.digest_sources(environ)
-    digest = session_digest(resolver, meta, sources, final) if sources.enabled else Digest()
-    changes = _changes(resolver, meta, environ) if sources.enabled and final else None
-    ledger = session_ledger(resolver, session_id, state, sources)
+    digest = session_digest(resolver, meta, settings, final) if settings.digest else Digest()
+    changes = _changes(resolver, meta, settings.environ) if settings.digest and final else None
+    ledger = session_ledger(resolver, session_id, state, settings)
     fields = handoff_fields(meta, len(ledger.open), len(state.done), state.note_count, ledger.claimed)
     fields.update(ledger.to_fields())
     fields.update(digest_fields(digest, changes))
@@ -87,7 +85,7 @@ def bounded(fields: dict[str, object], body: str, notes: str, others: str) -> st
     return text
 
 
-def session_digest(resolver: PathResolver, meta: Meta, sources: settings.DigestSources, final: bool = True) -> Digest:
+def session_digest(resolver: PathResolver, meta: Meta, settings: Settings, final: bool = True) -> Digest:
     """The hooks' digest of the session; for a final handoff, its transcript where the hooks said nothing.
 
     That is a session whose hooks recorded no prompt or no last message, or one whose board
@@ -101,7 +99,7 @@ def session_digest(resolver: PathResolver, meta: Meta, sources: settings.DigestS
     if not final or (digest.first_prompt is not None and digest.last_message is not None and not began_before):
         return digest
     path = meta.get("transcript_path")
-    if not inside_claude_dir(sources.claude_dir, path):
+    if not inside_claude_dir(settings.claude_dir, path):
         return digest
     recovered = read_transcript(str(path))
     if digest.first_prompt is None or (began_before and recovered.first_prompt is not None):
@@ -131,16 +129,14 @@ def _changes(resolver: PathResolver, meta: Meta, environ: Mapping[str, str]) -> 
     return since(toplevel, start if isinstance(start, str) else None, started_at, environ)
 
 
-def session_ledger(
-    resolver: PathResolver, session_id: str, state: BoardState, sources: settings.DigestSources
-) -> Ledger:
+def session_ledger(resolver: PathResolver, session_id: str, state: BoardState, settings: Settings) -> Ledger:
     """The session's open work folded into the project's (the latest handoff's ledger).
 
     A board read only in part, or with blocks that could not be read, does not speak for all
     of its items: then nothing it does not list is taken for closed.
     """
     board_tasks, whole_board_read = every_task(resolver, session_id)
-    claude_code_tasks = claude_tasks.read_tasks(sources.claude_dir, session_id) if sources.enabled else []
+    claude_code_tasks = claude_tasks.read_tasks(settings.claude_dir, session_id) if settings.digest else []
     own = own_ledger(session_id, board_tasks, claude_code_tasks)
     own.speaks_for = session_id if whole_board_read else ""
     if not whole_board_read:

@@ -12,7 +12,7 @@ import pytest
 
 from blackboard import entries, session
 from blackboard.paths import PathResolver
-from helpers import REPO
+from helpers import REPO, settings_now
 
 LAUNCHER = str(REPO / "bin" / "blackboard")
 # Each process sleeps until a shared instant, then becomes `blackboard ARGS`.
@@ -23,7 +23,7 @@ AT_ONCE = (
 
 @pytest.fixture
 def env(hook_venv: Path, resolver: PathResolver) -> dict:
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     return dict(os.environ, BLACKBOARD_VENV=str(hook_venv), BLACKBOARD_SESSION_ID="s1")
 
 

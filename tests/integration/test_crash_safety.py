@@ -11,7 +11,7 @@ from pathlib import Path
 from blackboard import entries, session
 from blackboard.meta import read_meta
 from blackboard.paths import PathResolver
-from helpers import REPO
+from helpers import REPO, settings_now
 
 WRITER = """
 import sys
@@ -33,7 +33,7 @@ for i in range(100000):
 
 
 def test_killed_writers_leave_every_file_whole(resolver: PathResolver, project: Path, hook_venv: Path) -> None:
-    session.start(resolver, "s1", "startup", {"cwd": str(project)})
+    session.start(resolver, "s1", "startup", {"cwd": str(project)}, settings_now())
     board = Path(resolver.get_session_blackboard_dir("s1"))
     acknowledged_notes, claimed = {}, set()
     rng = random.Random(7)

@@ -15,6 +15,8 @@ from blackboard import migrate, session
 from blackboard.errors import BlackboardError
 from blackboard.paths import PathResolver
 from blackboard.project import Project
+from blackboard.settings import Settings
+from helpers import settings_now
 
 ORG, NAME = "testorg", "testproject"
 
@@ -99,8 +101,8 @@ def test_list_session_blackboards_active_only(bb_resolver: PathResolver) -> None
 
 def test_list_session_blackboards_newest_first(bb_resolver: PathResolver) -> None:
     """ADR-011 asks for the listing; this plugin orders it, newest start first."""
-    session.start(bb_resolver, "older", "startup", {})
-    session.start(bb_resolver, "newer", "startup", {})
+    session.start(bb_resolver, "older", "startup", {}, settings_now())
+    session.start(bb_resolver, "newer", "startup", {}, settings_now())
     meta = Path(bb_resolver.meta_path("older"))
     meta.write_text(json.dumps(dict(json.loads(meta.read_text()), started="2000-01-01T00:00:00Z")))
     assert [os.path.basename(d) for d in bb_resolver.list_session_blackboards()] == ["newer", "older"]
@@ -115,7 +117,7 @@ def test_session_blackboard_dir_refuses_unsafe_ids(bb_resolver: PathResolver) ->
 
 def test_a_session_directory_holds_its_files_from_the_start(bb_resolver: PathResolver) -> None:
     """ADR-011's layout: every session directory holds three board files and _meta.json; handoff/ beside."""
-    board = Path(session.start(bb_resolver, "sess-1", "startup", {}).board_dir)
+    board = Path(session.start(bb_resolver, "sess-1", "startup", {}, settings_now()).board_dir)
     names = ["_meta.json", "active-tasks.md", "session-notes.md", "shared-context.md"]
     assert sorted(p.name for p in board.iterdir()) == names
     meta = json.loads((board / "_meta.json").read_text())
@@ -135,7 +137,7 @@ def _migrate(resolver: PathResolver, home: Path) -> list:
 def test_creates_structure_from_empty(bb_resolver: PathResolver, home: Path) -> None:
     _blackboard(bb_resolver).mkdir(parents=True)
     assert _migrate(bb_resolver, home) == []
-    session.start(bb_resolver, "s1", "startup", {})
+    session.start(bb_resolver, "s1", "startup", {}, settings_now())
     assert (_blackboard(bb_resolver) / "sessions").is_dir()
     assert (_blackboard(bb_resolver) / "handoff").is_dir()
     assert not (_blackboard(bb_resolver) / "_legacy").exists()  # nothing to migrate
@@ -204,19 +206,19 @@ def test_preserves_non_md_files(bb_resolver: PathResolver, home: Path) -> None:
 
 
 def test_get_session_blackboard_dir(project: Path, root: Path) -> None:
-    resolver = PathResolver.for_cwd(str(project), {"BLACKBOARD_ROOT": str(root)})
+    resolver = PathResolver.for_cwd(str(project), Settings({"BLACKBOARD_ROOT": str(root)}))
     expected = root / "acme" / "widget" / ".blackboard" / "sessions" / "my-session"
     assert Path(resolver.get_session_blackboard_dir("my-session")) == expected
 
 
 def test_get_handoff_dir(project: Path, root: Path) -> None:
-    resolver = PathResolver.for_cwd(str(project), {"BLACKBOARD_ROOT": str(root)})
+    resolver = PathResolver.for_cwd(str(project), Settings({"BLACKBOARD_ROOT": str(root)}))
     assert Path(resolver.get_handoff_dir()) == root / "acme" / "widget" / ".blackboard" / "handoff"
 
 
 def test_get_session_blackboard_dir_user_scope(project: Path, root: Path) -> None:
     # Divergence (ADR 25): no user-wide board; the old global $ROOT/.blackboard is migrated into its
     # own _legacy/ (ADR 4) so no project sees another's notes.
-    resolver = PathResolver.for_cwd(str(project), {"BLACKBOARD_ROOT": str(root)})
+    resolver = PathResolver.for_cwd(str(project), Settings({"BLACKBOARD_ROOT": str(root)}))
     (old_global, its_legacy) = resolver.legacy_locations()[1]
     assert (Path(old_global), Path(its_legacy)) == (root / ".blackboard", root / ".blackboard" / "_legacy")

@@ -65,3 +65,30 @@ def test_no_module_imports_a_higher_layer(path: Path) -> None:
 def test_no_library_module_is_over_700_lines() -> None:
     lengths = {str(p.relative_to(LIB)): len(p.read_text().splitlines()) for p in _sources()}
     assert {name: n for name, n in lengths.items() if n > 700} == {}
+
+
+# The two entry points, which build the run's ``Settings`` from the process's environment (ADR 28).
+READS_THE_ENVIRONMENT = {"hook.py", "cli/__init__.py"}
+
+
+def _environment_reads(path: Path) -> list:
+    """Where a file reads the process's environment: ``os.environ``, ``os.getenv``, ``os.path.expanduser``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        of_os = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os"
+        if of_os and node.attr in ("environ", "environb", "getenv") or getattr(node, "attr", "") == "expanduser":
+            found.append(f"{node.attr} at line {node.lineno}")
+    return found
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(LIB)))
+def test_only_the_entry_points_read_the_environment(path: Path) -> None:
+    """Settings are read once, where the plugin starts, and passed down: no module reads them behind its caller."""
+    name = str(path.relative_to(LIB))
+    reads = _environment_reads(path)
+    if name in READS_THE_ENVIRONMENT:
+        assert reads, f"{name} builds the run's settings from os.environ"
+    elif name == "settings.py":  # builds from the environment it is handed; ``~user`` is the system's to expand
+        assert all("expanduser" in read for read in reads), reads
+    else:
+        assert not reads, f"{name} reads the environment itself: take settings from the caller instead"

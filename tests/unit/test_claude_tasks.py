@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from blackboard import claude_tasks
-from blackboard.settings import digest_sources
+from blackboard.settings import Settings
 from helpers import FIXTURES, HOSTILE_SESSION_IDS
 
 RECORDED_TASK = (FIXTURES / "task-1.json").read_bytes()
@@ -19,7 +19,7 @@ SESSION_ID = json.loads((FIXTURES / "00-SessionStart.json").read_text())["sessio
 @pytest.fixture
 def config_dir(isolated_home: Path) -> Path:
     """Claude Code's folder as the plugin finds it: ``~/.claude``, HOME being the test's."""
-    return Path(digest_sources(os.environ).claude_dir)
+    return Path(Settings(os.environ).claude_dir)
 
 
 @pytest.fixture

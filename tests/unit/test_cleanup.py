@@ -11,7 +11,7 @@ import pytest
 from blackboard import board, cleanup, registry, session
 from blackboard.meta import read_meta, update_meta
 from blackboard.paths import PathResolver
-from helpers import REPO, run_cli
+from helpers import REPO, run_cli, settings_now
 
 DAY = 86400
 
@@ -21,10 +21,10 @@ def _iso(days_ago: float) -> str:
 
 
 def _session(resolver: PathResolver, session_id: str, status: str, days_ago: float) -> None:
-    session.start(resolver, session_id, "startup", {})
+    session.start(resolver, session_id, "startup", {}, settings_now())
     board.Board(resolver, session_id).note("some work", "main")
     if status != "active":
-        session.end(resolver, session_id, "other")
+        session.end(resolver, session_id, "other", settings_now())
     update_meta(
         resolver.meta_path(session_id),
         lambda m: m.update({"status": status, "ended": _iso(days_ago), "last_activity": _iso(days_ago)}),
@@ -72,7 +72,7 @@ def test_a_session_resumed_after_the_plan_is_left_untouched(resolver: PathResolv
     _session(resolver, "s1", "ended", 40)
     _session(resolver, "s2", "ended", 40)
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
-    session.start(resolver, "s1", "resume", {})
+    session.start(resolver, "s1", "resume", {}, settings_now())
     before = _tree(resolver.get_session_blackboard_dir("s1"))
     steps = []
     assert _ids(cleanup.remove(doomed, steps.append).removed) == ["s2"]
@@ -90,7 +90,7 @@ def test_each_result_goes_to_its_own_session_across_many_batches(resolver: PathR
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
     resumed = [f"s{i:03d}" for i in range(0, 100, 7)]
     for session_id in resumed:
-        session.start(resolver, session_id, "resume", {})
+        session.start(resolver, session_id, "resume", {}, settings_now())
     steps: list[int] = []
     removed, problems = cleanup.remove(doomed, steps.append)
     assert problems == []
@@ -204,7 +204,7 @@ def test_a_session_resumed_just_before_it_is_moved_aside_is_put_back_whole(
     resumed: list[dict] = []
 
     def resume(board: str) -> None:
-        session.start(resolver, "s1", "resume", {})
+        session.start(resolver, "s1", "resume", {}, settings_now())
         resumed.append(_tree(board))
 
     _racing_the_move(monkeypatch, before=resume, after=lambda board: None)
@@ -224,7 +224,7 @@ def test_a_board_that_cannot_be_put_back_is_kept_aside_whole_and_reported(
     resumed: list[dict] = []
 
     def resume(board: str) -> None:
-        session.start(resolver, "s1", "resume", {})
+        session.start(resolver, "s1", "resume", {}, settings_now())
         resumed.append(_tree(board))
 
     def lock_taken_on_the_resumed_board(board: str) -> None:

@@ -8,13 +8,13 @@ import pytest
 
 from blackboard import board, session
 from blackboard.paths import PathResolver
-from helpers import HOSTILE_SESSION_IDS, REPO, run_cli
+from helpers import HOSTILE_SESSION_IDS, REPO, run_cli, settings_now
 
 
 @pytest.fixture
 def bb(resolver: PathResolver, project: Path, monkeypatch: pytest.MonkeyPatch):
     """Run ``blackboard ARGS`` in the project with session s1 started; returns (exit code, stdout, stderr)."""
-    session.start(resolver, "s1", "startup", {"cwd": str(project)})
+    session.start(resolver, "s1", "startup", {"cwd": str(project)}, settings_now())
     monkeypatch.chdir(project)
     return run
 
@@ -112,8 +112,8 @@ def test_value_cap_refused_before_writing(bb, resolver: PathResolver) -> None:
 
 
 def test_sessions_lists_newest_first(bb, resolver: PathResolver) -> None:
-    session.start(resolver, "s2", "startup", {})
-    session.end(resolver, "s1", "other")
+    session.start(resolver, "s2", "startup", {}, settings_now())
+    session.end(resolver, "s1", "other", settings_now())
     rows = json.loads(ok(bb("sessions", "--json")))
     assert {r["session_id"] for r in rows} == {"s1", "s2"}
     assert [r["session_id"] for r in json.loads(ok(bb("sessions", "--status", "ended", "--json")))] == ["s1"]
@@ -124,7 +124,7 @@ def test_sessions_across_projects(bb, root: Path) -> None:
     from blackboard.project import Project
 
     other = PathResolver(str(root), Project("acme", "gadget", None, "test"))
-    session.start(other, "g1", "startup", {})
+    session.start(other, "g1", "startup", {}, settings_now())
     assert {r["project"] for r in json.loads(ok(bb("sessions", "--all-projects", "--json")))} == {"widget", "gadget"}
     assert {r["project"] for r in json.loads(ok(bb("sessions", "--json")))} == {"widget"}
 
@@ -156,7 +156,7 @@ def test_show_and_its_problems(bb, resolver: PathResolver) -> None:
 
 def test_handoff_command(bb, resolver: PathResolver) -> None:
     fails(bb("handoff"), "no handoff")
-    session.end(resolver, "s1", "other")
+    session.end(resolver, "s1", "other", settings_now())
     assert "# Handoff from session s1" in ok(bb("handoff"))
     data = json.loads(ok(bb("handoff", "s1", "--json")))
     assert data["fields"]["session_id"] == "s1"
@@ -186,8 +186,8 @@ def test_where_explains_itself(bb, root: Path) -> None:
 
 
 def test_session_resolution_order(bb, resolver: PathResolver) -> None:
-    session.start(resolver, "s2", "startup", {})
-    session.start(resolver, "s3", "startup", {})
+    session.start(resolver, "s2", "startup", {}, settings_now())
+    session.start(resolver, "s3", "startup", {}, settings_now())
     env = {"BLACKBOARD_SESSION_ID": "s2", "CLAUDE_CODE_SESSION_ID": "s3"}
     assert json.loads(ok(bb("--session", "s1", "note", "a", "--json", env=env)))["session_id"] == "s1"
     assert json.loads(ok(bb("note", "a", "--json", env=env)))["session_id"] == "s2"
@@ -199,7 +199,7 @@ def test_without_an_id_the_most_recently_active_session_is_used(bb, resolver: Pa
     import os
     import time
 
-    session.start(resolver, "s2", "startup", {})
+    session.start(resolver, "s2", "startup", {}, settings_now())
     an_hour_ago = time.time() - 3600
     os.utime(resolver.meta_path("s2"), (an_hour_ago, an_hour_ago))  # s1, started first, was active since
     assert json.loads(ok(bb("note", "a", "--json")))["session_id"] == "s1"
@@ -380,9 +380,9 @@ def test_task_drop_needs_a_reason_and_closes_the_task(bb, resolver: PathResolver
 
 
 def test_carried_work_is_listed_taken_up_once_and_closed(bb, resolver: PathResolver) -> None:
-    session.start(resolver, "earlier", "startup", {})
+    session.start(resolver, "earlier", "startup", {}, settings_now())
     board.Board(resolver, "earlier").add_task("write the lexer", "main")
-    session.end(resolver, "earlier", "other")
+    session.end(resolver, "earlier", "other", settings_now())
 
     listed = json.loads(ok(bb("task", "list", "--json")))
     assert listed["carried"] == [{"key": "earlier/t1", "text": "write the lexer", "status": "open"}]
@@ -398,7 +398,7 @@ def test_carried_work_is_listed_taken_up_once_and_closed(bb, resolver: PathResol
 
 def test_handoff_json_carries_the_digest_and_the_ledger(bb, resolver: PathResolver) -> None:
     ok(bb("task", "add", "ship it"))
-    session.end(resolver, "s1", "other")
+    session.end(resolver, "s1", "other", settings_now())
 
     fields = json.loads(ok(bb("handoff", "s1", "--json")))["fields"]
 
@@ -428,7 +428,7 @@ def test_version_is_the_manifests() -> None:
 
 def test_a_file_given_as_a_link_is_refused_never_followed(resolver: PathResolver, tmp_path: Path, monkeypatch) -> None:
     """A link swapped in after the approval hook looked must not read what it points to."""
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     secret = tmp_path / "id_rsa"
     secret.write_text("PRIVATE KEY MATERIAL")
     (tmp_path / "todo.txt").symlink_to(secret)
@@ -443,7 +443,7 @@ def test_a_file_behind_a_linked_folder_or_with_other_names_is_refused(
     resolver: PathResolver, tmp_path: Path, monkeypatch
 ) -> None:
     """A folder swapped for a link, or a hard link made after the approval, must not read a secret."""
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     secrets = tmp_path / "elsewhere"
     secrets.mkdir()
     (secrets / "config").write_text("KUBE SECRET")

@@ -10,14 +10,14 @@ from pathlib import Path
 from blackboard import board, doctor, registry, session
 from blackboard.meta import read_meta
 from blackboard.paths import PathResolver
-from helpers import dead_pid, run_cli
+from helpers import dead_pid, run_cli, settings_now
 
 
 def _problems(root: Path, repair: bool = False, modes: bool = False) -> list:
     """Doctor's findings, but for the test's environment and (unless ``modes``) the modes of files the test made."""
     return [
         f
-        for f in doctor.examine(str(root), os.environ, repair)
+        for f in doctor.examine(settings_now(BLACKBOARD_ROOT=str(root)), repair)
         if "environment" not in f.problem
         and "running on" not in f.problem
         and (modes or "other users" not in f.problem)
@@ -25,14 +25,14 @@ def _problems(root: Path, repair: bool = False, modes: bool = False) -> list:
 
 
 def test_a_healthy_board_has_no_problems(resolver: PathResolver, root: Path) -> None:
-    session.start(resolver, "s1", "startup", {}, claude_pid=str(os.getpid()))
-    session.start(resolver, "s2", "startup", {})
-    session.end(resolver, "s2", "other")
+    session.start(resolver, "s1", "startup", {}, settings_now(CLAUDE_PID=str(os.getpid())))
+    session.start(resolver, "s2", "startup", {}, settings_now())
+    session.end(resolver, "s2", "other", settings_now())
     assert _problems(root) == []
 
 
 def test_corrupt_metadata_is_named_and_set_aside(resolver: PathResolver, root: Path) -> None:
-    session.start(resolver, "bad", "startup", {})
+    session.start(resolver, "bad", "startup", {}, settings_now())
     Path(resolver.meta_path("bad")).write_text("{torn")
     (finding,) = _problems(root)
     assert "session bad" in finding.problem
@@ -48,7 +48,7 @@ def test_corrupt_metadata_is_named_and_set_aside(resolver: PathResolver, root: P
 
 
 def test_a_session_stuck_active_is_abandoned_by_fix(resolver: PathResolver, root: Path) -> None:
-    session.start(resolver, "stuck", "startup", {}, claude_pid=str(dead_pid()))
+    session.start(resolver, "stuck", "startup", {}, settings_now(CLAUDE_PID=str(dead_pid())))
     (finding,) = _problems(root)
     assert "stuck active" in finding.problem
     _problems(root, repair=True)
@@ -56,8 +56,8 @@ def test_a_session_stuck_active_is_abandoned_by_fix(resolver: PathResolver, root
 
 
 def test_an_unreadable_handoff_is_set_aside(resolver: PathResolver, root: Path) -> None:
-    session.start(resolver, "s1", "startup", {})
-    session.end(resolver, "s1", "other")
+    session.start(resolver, "s1", "startup", {}, settings_now())
+    session.end(resolver, "s1", "other", settings_now())
     Path(resolver.handoff_path("s1")).write_text("---\n: [broken\n---\n")
     (finding,) = _problems(root)
     assert "front matter" in finding.problem
@@ -67,7 +67,7 @@ def test_an_unreadable_handoff_is_set_aside(resolver: PathResolver, root: Path) 
 
 
 def test_old_temp_files_are_reported_and_removed(resolver: PathResolver, root: Path) -> None:
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     temp = Path(resolver.get_session_blackboard_dir("s1")) / "._meta.json.123.abcd.tmp"
     temp.write_text("half")
     old = time.time() - 2 * 3600
@@ -80,7 +80,7 @@ def test_old_temp_files_are_reported_and_removed(resolver: PathResolver, root: P
 
 def test_cli_exit_status_and_json(resolver: PathResolver, root: Path, project: Path, monkeypatch) -> None:
     monkeypatch.chdir(project)
-    session.start(resolver, "bad", "startup", {})
+    session.start(resolver, "bad", "startup", {}, settings_now())
     Path(resolver.meta_path("bad")).write_text("[]")
     code, out, _ = run_cli("doctor", "--json")
     assert code == 1
@@ -92,7 +92,7 @@ def test_the_environment_and_the_root_are_checked(tmp_path: Path) -> None:
     root_file = tmp_path / "root-is-a-file"
     root_file.write_text("x")
     # the tests run on the development environment, not one the plugin built from requirements.txt
-    problems = [f.problem for f in doctor.examine(str(root_file), {}, repair=False)]
+    problems = [f.problem for f in doctor.examine(settings_now(BLACKBOARD_ROOT=str(root_file)), repair=False)]
     assert any("not a directory" in p for p in problems)
     assert any("not the plugin's environment" in p for p in problems)
 
@@ -135,7 +135,7 @@ def _held(lock: str) -> bool:
 
 
 def test_a_lock_held_for_long_is_reported_but_never_removed(resolver: PathResolver, root: Path) -> None:
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     lock = resolver.meta_path("s1") + ".lock"
     holder = _start_holder(lock, since=3600)
     (finding,) = _problems(root, repair=True)
@@ -148,7 +148,7 @@ def test_a_lock_held_for_long_is_reported_but_never_removed(resolver: PathResolv
 
 
 def test_an_old_lock_file_taken_just_now_is_no_problem(resolver: PathResolver, root: Path) -> None:
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     lock = resolver.meta_path("s1") + ".lock"
     Path(lock).touch()
     old = time.time() - 2 * 86400
@@ -171,8 +171,8 @@ def test_a_session_folder_without_metadata_is_reported(resolver: PathResolver, r
 
 def test_boards_a_cleanup_set_aside_are_reported_and_never_touched(resolver: PathResolver, root: Path) -> None:
     for name in ("resumed", "ended", "torn"):
-        session.start(resolver, name, "startup", {}, claude_pid=str(os.getpid()))
-    session.end(resolver, "ended", "other")
+        session.start(resolver, name, "startup", {}, settings_now(CLAUDE_PID=str(os.getpid())))
+    session.end(resolver, "ended", "other", settings_now())
     aside = {name: os.path.join(resolver.sessions_dir, f".removing-{name}-42") for name in ("resumed", "ended", "torn")}
     for name, path in aside.items():
         os.rename(resolver.get_session_blackboard_dir(name), path)
@@ -194,7 +194,7 @@ def test_boards_a_cleanup_set_aside_are_reported_and_never_touched(resolver: Pat
 
 
 def test_stray_entries_are_named_once_and_set_aside(resolver: PathResolver, root: Path, tmp_path: Path) -> None:
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     sessions = Path(resolver.sessions_dir)
     litter = [".DS_Store", "Thumbs.db", "desktop.ini", "._s1"]  # what Finder and Explorer leave: no damage
     for name in litter:
@@ -219,14 +219,14 @@ def test_stray_entries_are_named_once_and_set_aside(resolver: PathResolver, root
 
 
 def test_an_unreadable_block_is_named_by_doctor_and_the_handoff(resolver: PathResolver, root: Path) -> None:
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     board.Board(resolver, "s1").add_task("fine", "main")
     tasks = Path(resolver.board_file("s1", "tasks"))
     tasks.write_text(tasks.read_text() + "\n## t2\nnot a field line\n\nlost?\n")
 
     problems = [f.problem for f in _problems(root)]
     assert any("unreadable block in active-tasks.md line" in p for p in problems), problems
-    session.end(resolver, "s1", "other")
+    session.end(resolver, "s1", "other", settings_now())
     text = Path(resolver.handoff_path("s1")).read_text()
     assert "## Unreadable blocks" in text
     assert "active-tasks.md line" in text
@@ -235,7 +235,7 @@ def test_an_unreadable_block_is_named_by_doctor_and_the_handoff(resolver: PathRe
 def test_a_board_file_replaced_by_a_link_is_named_and_set_aside_and_its_target_kept(
     resolver: PathResolver, root: Path, tmp_path: Path
 ) -> None:
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     board.Board(resolver, "s1").note("hi", "main")
     target = tmp_path / "elsewhere.md"
     target.write_text("not the board's")
@@ -254,7 +254,7 @@ def test_a_board_file_replaced_by_a_link_is_named_and_set_aside_and_its_target_k
 
 def test_files_and_folders_other_users_can_read_are_named_and_tightened(resolver: PathResolver, root: Path) -> None:
     """Boards an older version wrote under the umask (0644, 0755) are named once, and --fix makes them private."""
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     board.Board(resolver, "s1").note("a private finding", "main")
     notes = Path(resolver.board_file("s1", "notes"))
     notes.chmod(0o644)
@@ -273,7 +273,7 @@ def test_files_and_folders_other_users_can_read_are_named_and_tightened(resolver
 
 
 def test_a_hard_link_out_of_the_root_keeps_its_mode(resolver: PathResolver, root: Path, tmp_path: Path) -> None:
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     outside = tmp_path / "outside.txt"
     outside.write_text("someone else's")
     outside.chmod(0o644)

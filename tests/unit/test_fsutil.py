@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from blackboard import fsutil
 from blackboard.errors import BlackboardError
+from helpers import settings_now
 
 
 def test_atomic_write_replaces_whole_files(tmp_path: Path) -> None:
@@ -37,12 +38,12 @@ def test_only_a_write_that_can_be_derived_again_skips_the_fsync(tmp_path: Path, 
     assert len(synced) == 1
 
     resolver = PathResolver(str(tmp_path / "root"), Project("acme", "widget", None, "test"))
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     synced.clear()
-    session.checkpoint(resolver, "s1")  # what Stop does
+    session.checkpoint(resolver, "s1", settings_now())  # what Stop does
     assert synced == []
     assert "Handoff from session s1" in Path(resolver.handoff_path("s1")).read_text()
-    session.end(resolver, "s1", "other")
+    session.end(resolver, "s1", "other", settings_now())
     assert synced  # the final handoff and the metadata are durable
 
 

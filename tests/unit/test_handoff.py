@@ -9,6 +9,7 @@ import pytest
 from blackboard import entries, handoff, render, session, summary
 from blackboard.meta import read_meta
 from blackboard.paths import BOARD_FILES, PathResolver
+from helpers import settings_now
 
 KEYS = {
     "session_id",
@@ -27,7 +28,7 @@ KEYS = {
 
 
 def _board(resolver: PathResolver, session_id: str = "s1") -> str:
-    return session.start(resolver, session_id, "startup", {"cwd": "/w"}).board_dir
+    return session.start(resolver, session_id, "startup", {"cwd": "/w"}, settings_now()).board_dir
 
 
 def _file(board: str, kind: str) -> str:
@@ -40,8 +41,8 @@ def test_handoff_front_matter_and_sections_in_order(resolver: PathResolver) -> N
     entries.append(_file(board, "tasks"), "t", {"status": "done", "author": "main"}, "Done one")
     entries.put(_file(board, "context"), "schema", {"author": "w1"}, "schema v2")
     entries.append(_file(board, "notes"), "n", {"author": "main", "at": "2026-11-22T10:00:00Z"}, "Chose SQLite")
-    session.start(resolver, "s2", "startup", {"cwd": "/w"})
-    meta = session.end(resolver, "s1", "clear")
+    session.start(resolver, "s2", "startup", {"cwd": "/w"}, settings_now())
+    meta = session.end(resolver, "s1", "clear", settings_now())
     assert meta is not None
 
     post = frontmatter.load(resolver.handoff_path("s1"))
@@ -72,7 +73,7 @@ def test_handoff_front_matter_and_sections_in_order(resolver: PathResolver) -> N
 
 def test_our_front_matter_reads_the_same_with_python_frontmatter(resolver: PathResolver) -> None:
     _board(resolver)
-    session.end(resolver, "s1", "other")
+    session.end(resolver, "s1", "other", settings_now())
     text = Path(resolver.handoff_path("s1")).read_text()
     fast, body = handoff.split_front_matter(text)
     post = frontmatter.loads(text)
@@ -112,7 +113,7 @@ def test_handoff_is_bounded_and_reads_only_the_tail(resolver: PathResolver, monk
         return handle
 
     monkeypatch.setattr(fsutil, "open", counting_open, raising=False)
-    text = summary.handoff_text(resolver, read_meta(resolver.meta_path("s1")))
+    text = summary.handoff_text(resolver, read_meta(resolver.meta_path("s1")), settings_now())
     assert len(text.encode()) <= handoff.MAX_HANDOFF_BYTES + 100
     assert "the most recent note" in text
     assert "notes: 1001" in text.replace('"', "")
@@ -124,7 +125,7 @@ def test_a_secret_across_the_item_cut_is_not_half_shown(resolver: PathResolver) 
     token = "ghp_" + "A1b2C3d4E5" * 4
     text = "x" * (render.MAX_ITEM_CHARS - 10) + " " + token
     entries.append(_file(board, "notes"), "n", {"author": "main"}, text)
-    built = summary.handoff_text(resolver, read_meta(resolver.meta_path("s1")))
+    built = summary.handoff_text(resolver, read_meta(resolver.meta_path("s1")), settings_now())
     assert token[:12] not in built
 
 
@@ -174,7 +175,7 @@ def test_secrets_never_reach_the_handoff(resolver: PathResolver) -> None:
     secret = "sk-ant-api03-" + "Z" * 40
     entries.append(_file(board, "notes"), "n", {"author": "main"}, f"key is {secret}")
     entries.put(_file(board, "context"), "auth", {"author": "main"}, f"Bearer {'q' * 30}")
-    session.end(resolver, "s1", "other")
+    session.end(resolver, "s1", "other", settings_now())
     text = Path(resolver.handoff_path("s1")).read_text()
     assert secret not in text
     assert "q" * 30 not in text
@@ -241,12 +242,12 @@ def test_a_legacy_file_stamped_2999_is_newer_only_until_a_real_session_ends(reso
     board = Path(resolver.project_dir)
     board.mkdir(parents=True)
     (board / "session-notes.md").write_text("---\n**Session:** ../../etc\n**Time:** 2999-12-31T00:00:00Z\n\nold\n")
-    migrate.migrate_if_needed(resolver, *_where(resolver))
+    migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
     seeded, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert seeded["session_id"] == "legacy"  # a hostile id from a legacy file is not taken as one
 
-    session.start(resolver, "real", "startup", {})
-    session.end(resolver, "real", "other")
+    session.start(resolver, "real", "startup", {}, settings_now())
+    session.end(resolver, "real", "other", settings_now())
 
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "real"
@@ -256,9 +257,9 @@ def test_front_matter_fields_are_redacted(resolver: PathResolver) -> None:
     from blackboard.meta import update_meta
 
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-    session.start(resolver, "s1", "startup", {})
+    session.start(resolver, "s1", "startup", {}, settings_now())
     update_meta(resolver.meta_path("s1"), lambda m: m.update({"git_branch": f"hotfix/{token}"}))
-    session.end(resolver, "s1", f"other {token}")
+    session.end(resolver, "s1", f"other {token}", settings_now())
 
     text = Path(resolver.handoff_path("s1")).read_text()
     assert token not in text
@@ -335,15 +336,15 @@ def test_an_item_cannot_open_a_heading_list_or_block_of_its_own(text: str) -> No
 
 def test_a_resumed_sessions_own_word_reaches_the_latest_handoff(resolver: PathResolver, tmp_path: Path) -> None:
     """Claude Code deleted a task of the session's own list; publishing must not bring it back."""
-    environ = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    environ = settings_now(CLAUDE_CONFIG_DIR=str(tmp_path / "claude"))
     task = tmp_path / "claude" / "tasks" / "a1" / "2.json"
     task.parent.mkdir(parents=True)
     task.write_text('{"subject": "quote the escapes", "status": "pending"}')
-    session.start(resolver, "a1", "startup", {})
+    session.start(resolver, "a1", "startup", {}, settings_now())
     session.end(resolver, "a1", "other", environ)
     assert [i["key"] for i in handoff.read_handoff(resolver.latest_handoff_path())[0]["open_work"]] == ["a1/cc2"]
 
-    session.start(resolver, "a1", "resume", {})
+    session.start(resolver, "a1", "resume", {}, settings_now())
     task.unlink()
     session.end(resolver, "a1", "other", environ)
 

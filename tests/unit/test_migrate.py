@@ -5,6 +5,7 @@ from pathlib import Path
 
 from blackboard import handoff, migrate
 from blackboard.paths import PathResolver
+from helpers import settings_now
 
 OLD_NOTES = (
     "# Session notes\n\n---\n**Session:** old-1\n**Time:** 2026-01-01T00:00:00Z\n\nfirst entry\n\n"
@@ -34,7 +35,7 @@ def _legacy(resolver: PathResolver) -> dict:
 
 def test_migration_moves_every_file_byte_for_byte_with_a_manifest(resolver: PathResolver) -> None:
     files = _legacy(resolver)
-    moved = migrate.migrate_if_needed(resolver, *_where(resolver))
+    moved = migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
     assert sorted(os.path.basename(m.source) for m in moved) == sorted(files)
     legacy = Path(resolver.get_legacy_dir())
     for name, data in files.items():
@@ -51,17 +52,17 @@ def test_migration_moves_every_file_byte_for_byte_with_a_manifest(resolver: Path
 
 def test_migration_happens_once(resolver: PathResolver) -> None:
     _legacy(resolver)
-    assert migrate.migrate_if_needed(resolver, *_where(resolver))
-    assert migrate.migrate_if_needed(resolver, *_where(resolver)) == []
+    assert migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
+    assert migrate.migrate_if_needed(resolver, *_where(resolver), os.environ) == []
     manifest = json.loads((Path(resolver.get_legacy_dir()) / "_migration.json").read_text())
     assert len(manifest["migrations"]) == 1
 
 
 def test_newer_flat_files_never_overwrite_migrated_ones(resolver: PathResolver) -> None:
     _legacy(resolver)
-    migrate.migrate_if_needed(resolver, *_where(resolver))
+    migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
     (Path(resolver.project_dir) / "active-tasks.md").write_text("written later by an old plugin\n")
-    migrate.migrate_if_needed(resolver, *_where(resolver))
+    migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
     legacy = Path(resolver.get_legacy_dir())
     assert (legacy / "active-tasks.md").read_text() == "- [ ] ship it\n"
     assert (legacy / "active-tasks.2.md").read_text() == "written later by an old plugin\n"
@@ -69,14 +70,14 @@ def test_newer_flat_files_never_overwrite_migrated_ones(resolver: PathResolver) 
 
 def test_dry_run_plan_moves_nothing(resolver: PathResolver) -> None:
     files = _legacy(resolver)
-    planned = migrate.plan(resolver, *_where(resolver))
+    planned = migrate.plan(resolver, *_where(resolver), os.environ)
     assert sorted(os.path.basename(p.destination) for p in planned) == sorted(files)
     assert all((Path(resolver.project_dir) / name).exists() for name in files)
 
 
 def test_newest_legacy_note_seeds_the_latest_handoff(resolver: PathResolver) -> None:
     _legacy(resolver)
-    migrate.migrate_if_needed(resolver, *_where(resolver))
+    migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
     fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "old-2"
     assert fields["ended"] == "2026-02-01T00:00:00Z"
@@ -88,7 +89,7 @@ def test_an_existing_handoff_is_not_replaced_by_the_seed(resolver: PathResolver)
     fields = {"session_id": "real", "ended": "2026-11-01T00:00:00Z"}
     handoff.publish_latest(resolver, handoff.dump_front_matter(fields) + "real body\n")
     _legacy(resolver)
-    migrate.migrate_if_needed(resolver, *_where(resolver))
+    migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "real"
 
@@ -97,7 +98,7 @@ def test_global_flat_files_move_to_the_global_legacy_dir_and_seed_nothing(resolv
     global_board = Path(resolver.legacy_locations()[1][0])
     global_board.mkdir(parents=True)
     (global_board / "session-notes.md").write_text(OLD_NOTES)
-    migrate.migrate_if_needed(resolver, *_where(resolver))
+    migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
     assert (global_board / "_legacy" / "session-notes.md").read_text() == OLD_NOTES
     assert not os.path.exists(resolver.latest_handoff_path())
 
@@ -107,7 +108,7 @@ def test_symlinked_flat_files_are_left_alone(resolver: PathResolver, tmp_path: P
     outside = tmp_path / "outside.md"
     outside.write_text("not ours")
     (Path(resolver.project_dir) / "link.md").symlink_to(outside)
-    assert migrate.migrate_if_needed(resolver, *_where(resolver)) == []
+    assert migrate.migrate_if_needed(resolver, *_where(resolver), os.environ) == []
     assert outside.read_text() == "not ours"
 
 
@@ -118,7 +119,7 @@ def test_non_iso_legacy_times_count_as_oldest(resolver: PathResolver) -> None:
     )
     Path(resolver.project_dir).mkdir(parents=True)
     (Path(resolver.project_dir) / "session-notes.md").write_text(notes)
-    migrate.migrate_if_needed(resolver, *_where(resolver))
+    migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
     fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "iso"
     assert fields["ended"] == "2026-02-01T00:00:00Z"
@@ -128,7 +129,7 @@ def test_non_iso_legacy_times_count_as_oldest(resolver: PathResolver) -> None:
 def test_a_seed_without_a_time_has_no_ended_and_loses_to_any_session(resolver: PathResolver) -> None:
     Path(resolver.project_dir).mkdir(parents=True)
     (Path(resolver.project_dir) / "session-notes.md").write_text("just some old text\n")
-    migrate.migrate_if_needed(resolver, *_where(resolver))
+    migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["ended"] is None
     real = {"session_id": "real", "ended": "2026-01-01T00:00:00Z"}
@@ -141,9 +142,9 @@ def _former_board_with_a_handoff(root: Path, session_id: str, cwd: Path) -> Path
     from blackboard.project import Project
 
     former = PathResolver(str(root), Project("acme", "widget", "main", "before ADR 18"))
-    session.start(former, session_id, "startup", {"cwd": str(cwd)})
+    session.start(former, session_id, "startup", {"cwd": str(cwd)}, settings_now())
     board.Board(former, session_id).note("the gitlab port is half done", "main")
-    session.end(former, session_id, "other")
+    session.end(former, session_id, "other", settings_now())
     return former
 
 
@@ -161,7 +162,7 @@ def test_a_renamed_project_takes_its_former_handoff_when_it_came_from_this_check
     former = _former_board_with_a_handoff(root, "old-1", tmp_path / "widget" / "src")
     before = sorted(p.relative_to(former.project_dir) for p in Path(former.project_dir).rglob("*"))
 
-    migrate.migrate_if_needed(resolver, *_where(resolver))
+    migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
 
     fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "old-1"
@@ -178,7 +179,7 @@ def test_a_former_handoff_from_another_checkout_stays_behind(tmp_path: Path, roo
     elsewhere.mkdir()
     _former_board_with_a_handoff(root, "gh-1", elsewhere)
 
-    migrate.migrate_if_needed(resolver, *_where(resolver))
+    migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
 
     assert not os.path.exists(resolver.latest_handoff_path())
 
@@ -221,7 +222,7 @@ def test_flat_files_git_tracks_stay_where_they_are_and_seed_no_handoff(tmp_path:
     files = _legacy(resolver)
     _commit(resolver, "session-notes.md", "active-tasks.md")
 
-    moved = migrate.migrate_if_needed(resolver, *_where(resolver))
+    moved = migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)
 
     assert sorted(os.path.basename(m.source) for m in moved) == ["blockers.md", "shared-context.md"]  # the user's
     board = Path(resolver.project_dir)
@@ -236,7 +237,7 @@ def test_flat_files_git_tracks_stay_where_they_are_and_seed_no_handoff(tmp_path:
 def test_untracked_flat_files_in_a_checkout_are_the_users_and_seed_as_before(tmp_path: Path) -> None:
     resolver = _board_in_a_checkout(tmp_path)
     _legacy(resolver)
-    assert len(migrate.migrate_if_needed(resolver, *_where(resolver))) == 4
+    assert len(migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)) == 4
     fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert fields["session_id"] == "old-2"
     assert "newest entry" in body
@@ -248,17 +249,17 @@ def test_files_left_in_place_cost_no_git_until_they_change(tmp_path: Path, monke
     notes.parent.mkdir(parents=True)
     notes.write_text(OLD_NOTES)
     _commit(resolver, "session-notes.md")
-    assert migrate.migrate_if_needed(resolver, *_where(resolver)) == []
+    assert migrate.migrate_if_needed(resolver, *_where(resolver), os.environ) == []
     asked = []
     real = migrate.git_tracks
     monkeypatch.setattr(migrate, "git_tracks", lambda paths, *a: asked.append(paths) or real(paths, *a))
 
-    assert migrate.migrate_if_needed(resolver, *_where(resolver)) == []
-    assert migrate.plan(resolver, *_where(resolver)) == []
+    assert migrate.migrate_if_needed(resolver, *_where(resolver), os.environ) == []
+    assert migrate.plan(resolver, *_where(resolver), os.environ) == []
     assert not any(asked)  # nothing to ask git about: the manifest says the file was left, and it has not changed
 
     os.utime(notes, (1, 1))  # checked out again, say
-    assert migrate.migrate_if_needed(resolver, *_where(resolver)) == []
+    assert migrate.migrate_if_needed(resolver, *_where(resolver), os.environ) == []
     assert asked[-1] == [str(notes)]
     assert notes.read_text() == OLD_NOTES
 
@@ -269,20 +270,20 @@ def test_while_git_cannot_say_nothing_moves_and_the_next_start_asks_again(tmp_pa
     real = migrate.git_tracks
     monkeypatch.setattr(migrate, "git_tracks", lambda *a: None)
 
-    assert migrate.migrate_if_needed(resolver, *_where(resolver)) == []
-    assert migrate.plan(resolver, *_where(resolver)) == []
+    assert migrate.migrate_if_needed(resolver, *_where(resolver), os.environ) == []
+    assert migrate.plan(resolver, *_where(resolver), os.environ) == []
     assert all(Path(resolver.project_dir, name).read_bytes() == data for name, data in files.items())
     assert not os.path.exists(resolver.latest_handoff_path())
     assert not os.path.exists(os.path.join(resolver.get_legacy_dir(), "_migration.json"))
 
     monkeypatch.setattr(migrate, "git_tracks", real)
-    assert len(migrate.migrate_if_needed(resolver, *_where(resolver))) == 4
+    assert len(migrate.migrate_if_needed(resolver, *_where(resolver), os.environ)) == 4
 
 
 def test_dry_run_lists_only_the_users_files(tmp_path: Path) -> None:
     resolver = _board_in_a_checkout(tmp_path)
     _legacy(resolver)
     _commit(resolver, "session-notes.md")
-    planned = migrate.plan(resolver, *_where(resolver))
+    planned = migrate.plan(resolver, *_where(resolver), os.environ)
     planned_names = sorted(os.path.basename(p.source) for p in planned)
     assert planned_names == ["active-tasks.md", "blockers.md", "shared-context.md"]

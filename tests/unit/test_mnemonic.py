@@ -26,7 +26,7 @@ def _store(home: Path, *parts: str) -> Path:
 
 
 def _run(resolver: PathResolver, home: Path) -> list:
-    return migrate.migrate_if_needed(resolver, str(resolver.project.toplevel), str(home))
+    return migrate.migrate_if_needed(resolver, str(resolver.project.toplevel), str(home), os.environ)
 
 
 def _manifest(folder: str) -> dict:
@@ -79,7 +79,7 @@ def test_an_import_happens_once_even_when_mnemonic_keeps_writing(resolver: PathR
     with open(source / "session-notes.md", "ab") as notes:
         notes.write(b"\n---\nwritten by mnemonic after the import\n")
     assert _run(resolver, isolated_home) == []
-    assert migrate.plan(resolver, str(resolver.project.toplevel), str(isolated_home)) == []
+    assert migrate.plan(resolver, str(resolver.project.toplevel), str(isolated_home), os.environ) == []
     assert len(_manifest(resolver.get_legacy_dir())["migrations"]) == 1
 
 
@@ -216,7 +216,7 @@ def test_mnemonic_files_a_checkout_ships_are_left_and_seed_no_handoff(
     assert sorted(r["file"] for r in run["files"] if "left" in r) == ["active-tasks.md", "session-notes.md"]
     assert (folder / "session-notes.md").read_bytes() == NOTES
     assert _run(resolver, isolated_home) == []  # decided once, like any import
-    assert migrate.plan(resolver, str(resolver.project.toplevel), str(isolated_home)) == []
+    assert migrate.plan(resolver, str(resolver.project.toplevel), str(isolated_home), os.environ) == []
 
 
 def test_untracked_mnemonic_files_in_a_checkout_are_the_users_and_seed_as_before(
@@ -236,7 +236,7 @@ def test_while_git_cannot_say_a_checkouts_mnemonic_folder_waits(
     real = migrate.git_tracks
     monkeypatch.setattr(migrate, "git_tracks", lambda *a: None)
     assert _run(resolver, isolated_home) == []
-    assert migrate.plan(resolver, str(resolver.project.toplevel), str(isolated_home)) == []
+    assert migrate.plan(resolver, str(resolver.project.toplevel), str(isolated_home), os.environ) == []
     assert not os.path.exists(resolver.latest_handoff_path())
     assert not os.path.exists(os.path.join(resolver.get_legacy_dir(), "_migration.json"))
     monkeypatch.setattr(migrate, "git_tracks", real)

@@ -8,19 +8,21 @@ from pathlib import Path
 
 import pytest
 
-from blackboard import gitstore, registry, settings, sync
+from blackboard import gitstore, registry, sync
 from blackboard.errors import BlackboardError
 from blackboard.gitstore import Entry, GitFailed, Store, TooLarge
 from blackboard.paths import PathResolver
 from blackboard.project import Project
+from blackboard.settings import Settings
 from blackboard.sync import importing, inbound, remote
 from blackboard.sync import round as sync_round_module
 from blackboard.sync import state as sync_state
+from helpers import settings_now
 
 
 def test_enable_uses_origin_and_disable_turns_it_off(resolver: PathResolver) -> None:
     assert not sync.enabled(resolver)
-    assert sync.enable(resolver, None, os.environ) == "git@github.com:acme/widget.git"
+    assert sync.enable(resolver, None, settings_now()) == "git@github.com:acme/widget.git"
     assert sync.enabled(resolver)
     assert json.loads(Path(resolver.sync_file("config.json")).read_text())["ref"] == "refs/blackboard/acme/widget"
     assert os.path.isfile(os.path.join(resolver.sync_repo, "HEAD"))
@@ -32,13 +34,13 @@ def test_enable_uses_origin_and_disable_turns_it_off(resolver: PathResolver) -> 
 def test_a_project_without_origin_needs_a_remote(root: Path) -> None:
     local = PathResolver(str(root), Project("local", "app-1234abcd", None, "test"))
     with pytest.raises(BlackboardError, match="sync enable --remote URL"):
-        sync.enable(local, None, os.environ)
+        sync.enable(local, None, settings_now())
 
 
 @pytest.mark.parametrize("url", ["--upload-pack=touch /tmp/x", "-oProxyCommand=x", "https://x/\ny", "a\0b"])
 def test_a_remote_that_could_pass_for_an_option_is_refused(resolver: PathResolver, url: str) -> None:
     with pytest.raises(BlackboardError, match="not a git remote"):
-        sync.enable(resolver, url, os.environ)
+        sync.enable(resolver, url, settings_now())
     assert not sync.enabled(resolver)
 
 
@@ -59,7 +61,7 @@ def test_only_known_sync_files_have_paths(resolver: PathResolver) -> None:
 )
 def test_sync_timeout_is_bounded(value: str, expected: float) -> None:
     environ = {} if value is None else {"BLACKBOARD_SYNC_TIMEOUT": value}
-    assert settings.sync_timeout(environ) == expected
+    assert Settings(environ).sync_timeout == expected
 
 
 @pytest.mark.parametrize(
@@ -184,7 +186,7 @@ def bare(tmp_path: Path) -> str:
 
 def _machine(tmp_path: Path, name: str, bare: str) -> PathResolver:
     resolver = PathResolver(str(tmp_path / name), Project("acme", "widget", "main", "test", None, str(tmp_path)))
-    sync.enable(resolver, f"file://{bare}", os.environ)
+    sync.enable(resolver, f"file://{bare}", settings_now())
     return resolver
 
 
@@ -194,13 +196,13 @@ def _ended(resolver: PathResolver, session_id: str, host: str, note: str = "a fi
     from blackboard import board, session
 
     with mock.patch.dict(os.environ, BLACKBOARD_HOST=host):  # the machine's name, in its metadata and handoff
-        session.start(resolver, session_id, "startup", {"cwd": resolver.root})
+        session.start(resolver, session_id, "startup", {"cwd": resolver.root}, settings_now())
         board.Board(resolver, session_id).note(note, "main")
-        session.end(resolver, session_id, "other")
+        session.end(resolver, session_id, "other", settings_now())
 
 
 def _round(resolver: PathResolver, host: str) -> sync.Round:
-    return sync.sync_round(resolver, dict(os.environ, BLACKBOARD_HOST=host))
+    return sync.sync_round(resolver, settings_now(BLACKBOARD_HOST=host))
 
 
 def _remote_paths(bare: str) -> list:
@@ -417,7 +419,7 @@ def test_handoffs_are_redacted_again_when_pushed(tmp_path: Path, bare: str) -> N
 
 def test_a_relative_remote_is_made_absolute_against_the_checkout(root: Path, tmp_path: Path) -> None:
     local = PathResolver(str(root), Project("acme", "widget", None, "test", "../w.git", str(tmp_path / "co")))
-    assert sync.enable(local, None, os.environ) == str(tmp_path / "w.git")
+    assert sync.enable(local, None, settings_now()) == str(tmp_path / "w.git")
 
 
 def test_git_is_pointed_at_the_private_repository_only() -> None:
@@ -468,7 +470,7 @@ def test_a_failing_gc_never_stops_a_round_and_status_says_so(
 
     assert done.pushed == 1
     assert "sessions/a1/_meta.json" in _remote_paths(bare)
-    tidy = sync.status(alpha)["last_tidy"]
+    tidy = sync.status(alpha, settings_now().host)["last_tidy"]
     assert isinstance(tidy, dict)
     assert tidy["ok"] is False
     assert "gc" in tidy["detail"]
@@ -583,7 +585,7 @@ def test_a_remote_ref_that_names_no_commit_is_refused_and_status_says_so(tmp_pat
     with pytest.raises(GitFailed, match="names no commit"):
         _round(alpha, "alpha")
 
-    status = sync.status(alpha)
+    status = sync.status(alpha, settings_now().host)
     assert status["last_fetch"]["ok"] is False  # type: ignore[index]
     assert "names no commit" in status["last_fetch"]["detail"]  # type: ignore[index]
     assert not list(Path(alpha.sync_repo).glob("fast_import_crash_*"))
@@ -600,13 +602,13 @@ def test_an_update_never_replaces_a_session_resumed_here(
     _round(beta, "beta")
     _round(alpha, "alpha")
     monkeypatch.setenv("BLACKBOARD_HOST", "alpha")
-    session.start(alpha, "b1", "resume", {"cwd": alpha.root})
+    session.start(alpha, "b1", "resume", {"cwd": alpha.root}, settings_now())
     board.Board(alpha, "b1").note("alpha's work after resuming", "main")
     assert "claude_pid" not in json.loads(Path(alpha.meta_path("b1")).read_text())
     monkeypatch.setenv("BLACKBOARD_HOST", "beta")
-    session.start(beta, "b1", "resume", {"cwd": beta.root})
+    session.start(beta, "b1", "resume", {"cwd": beta.root}, settings_now())
     board.Board(beta, "b1").note("beta's later note", "main")
-    session.end(beta, "b1", "other")
+    session.end(beta, "b1", "other", settings_now())
     _round(beta, "beta")
 
     done = _round(alpha, "alpha")
@@ -614,7 +616,7 @@ def test_an_update_never_replaces_a_session_resumed_here(
     assert any(line.startswith("b1: conflict") for line in done.conflicts)
     assert "alpha's work after resuming" in Path(alpha.board_file("b1", "notes")).read_text()
     monkeypatch.setenv("BLACKBOARD_HOST", "alpha")
-    session.end(alpha, "b1", "other")
+    session.end(alpha, "b1", "other", settings_now())
     assert json.loads(Path(alpha.meta_path("b1")).read_text())["host"] == "alpha"
 
 
@@ -629,10 +631,12 @@ def test_a_board_command_without_a_session_never_writes_into_another_machines(
     _round(beta, "beta")
     monkeypatch.setenv("BLACKBOARD_HOST", "alpha")
     with pytest.raises(BlackboardError, match="no session of acme/widget yet"):
-        board.latest_board(beta.__class__(str(tmp_path / "gamma"), alpha.project))  # nothing of its own at all
+        board.latest_board(
+            beta.__class__(str(tmp_path / "gamma"), alpha.project), settings_now().host
+        )  # nothing of its own at all
     _round(alpha, "alpha")  # b1 arrives, its files newer than a1's
 
-    assert board.latest_board(alpha).session_id == "a1"
+    assert board.latest_board(alpha, settings_now().host).session_id == "a1"
 
 
 def test_the_state_forgets_sessions_gone_from_this_machine_and_keeps_the_newest_removals(
@@ -733,7 +737,7 @@ def test_imports_round_after_round_stop_at_what_all_of_them_may_hold(
     with pytest.raises(TooLarge, match=r"imported here would come to over 3 MiB \(2.0 MiB held; `blackboard cleanup`"):
         _round(alpha, "alpha")
     assert not os.path.lexists(alpha.get_session_blackboard_dir("r0"))
-    status = "\n".join(sync.status_lines(sync.status(alpha)))
+    status = "\n".join(sync.status_lines(sync.status(alpha, settings_now().host)))
     assert "imported from other machines: 5 session(s), 2 MiB" in status
     assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 3 << 20  # r* forgotten
 
@@ -779,7 +783,9 @@ def test_sessions_recorded_before_they_were_measured_count_towards_the_bound(
 
     with pytest.raises(TooLarge, match=r"over 3 MiB \(2.0 MiB held"):
         _round(alpha, "alpha")
-    assert sync.status(alpha)["imported_bytes"] == sum(_on_disk(alpha, i) for i in ("b1", "p0", "p1", "q0", "q1"))
+    assert sync.status(alpha, settings_now().host)["imported_bytes"] == sum(
+        _on_disk(alpha, i) for i in ("b1", "p0", "p1", "q0", "q1")
+    )
 
 
 def _beta_session(tmp_path: Path, bare: str) -> tuple[PathResolver, PathResolver]:
@@ -961,7 +967,7 @@ def test_a_ref_that_names_no_commit_is_refused_and_what_its_fetch_brought_leaves
 
         assert not os.path.lexists(alpha.sync_file("unsettled"))  # forgotten at once, within the round's time
         assert _repo_bytes(alpha) < before + (256 << 10), f"round {n}"
-    assert sync.status(alpha)["last_fetch"]["ok"] is False  # type: ignore[index]
+    assert sync.status(alpha, settings_now().host)["last_fetch"]["ok"] is False  # type: ignore[index]
     remote.run(["update-ref", ref, str(good)])  # the remote mends its ref
 
     _round(alpha, "alpha")
@@ -1035,7 +1041,7 @@ def test_session_start_leaves_what_it_fetched_and_refused_for_its_round_to_forge
     good = remote_store.resolve("refs/blackboard/acme/widget")
     blob = remote_store.run(["hash-object", "-w", "--stdin"], stdin=os.urandom(1 << 20)).decode().strip()
     remote_store.run(["update-ref", "refs/blackboard/acme/widget", blob])
-    env = dict(os.environ, BLACKBOARD_HOST="alpha")
+    env = settings_now(BLACKBOARD_HOST="alpha")
     before = _repo_bytes(alpha)
 
     with pytest.raises(GitFailed, match="names no commit"):  # the hook logs it, and goes on
@@ -1077,8 +1083,8 @@ def test_a_round_whose_repack_runs_out_of_time_goes_on_and_says_so(
 
     assert _round(alpha, "alpha").imported == ["b2"]
     assert os.path.lexists(alpha.sync_file("unsettled"))  # the next round tries again
-    assert "ran out of time" in sync.status(alpha)["last_settle"]["detail"]  # type: ignore[index]
-    assert any("ran out of time" in line for line in sync.status_lines(sync.status(alpha)))
+    assert "ran out of time" in sync.status(alpha, settings_now().host)["last_settle"]["detail"]  # type: ignore[index]
+    assert any("ran out of time" in line for line in sync.status_lines(sync.status(alpha, settings_now().host)))
 
 
 def test_a_project_whose_boards_come_to_more_than_the_bound_is_never_refused_for_it(
@@ -1154,7 +1160,7 @@ def test_what_a_remote_sent_and_took_back_does_not_pile_up_in_the_private_reposi
     assert sent[0] not in held
     assert len(held) <= 4  # the newest, and what came since the last packing: never every round's
     assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 6 << 20
-    assert sync.status(alpha)["last_tidy"]["ok"] is True  # type: ignore[index]
+    assert sync.status(alpha, settings_now().host)["last_tidy"]["ok"] is True  # type: ignore[index]
 
 
 def _exists(store: Store, sha: str) -> bool:
@@ -1169,7 +1175,7 @@ def test_session_start_takes_the_round_lock_only_when_the_remote_brought_somethi
     from blackboard.locks import try_lock
 
     alpha, beta = _beta_session(tmp_path, bare)
-    env = dict(os.environ, BLACKBOARD_HOST="alpha")
+    env = settings_now(BLACKBOARD_HOST="alpha")
     busy = try_lock(alpha.sync_file("round"))  # a round of alpha's runs
     assert busy is not None
 

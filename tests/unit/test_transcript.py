@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from blackboard import transcript
 from blackboard.digest import LATEST_PROMPTS, MAX_MESSAGE_CHARS, MAX_PROMPT_CHARS, shorten
-from blackboard.settings import digest_sources
+from blackboard.settings import Settings
 from helpers import FIXTURES, SCRATCH, recorded_constant
 
 PROMPT = recorded_constant("PROMPT")
@@ -32,7 +32,7 @@ def typed_record() -> dict:
 @pytest.fixture
 def config_dir(isolated_home: Path) -> Path:
     """Claude Code's folder as the plugin finds it: ``~/.claude``, HOME being the test's."""
-    return Path(digest_sources(os.environ).claude_dir)
+    return Path(Settings(os.environ).claude_dir)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ subcommands): ``board`` (what agents use), ``sessions`` (looking around), ``upke
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import traceback
 from typing import Any
@@ -22,6 +23,7 @@ import click
 from .. import environment, failures
 from ..errors import BlackboardError
 from ..redact import redact_remote
+from ..settings import Settings
 from .common import BUG, EXPECTED, GLOBAL, INTERRUPTED, USAGE
 
 COMMANDS = {  # each command: the module of this package that holds it, and its name there
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def run(argv: list[str] | None = None) -> int:
     """The CLI's exit status for ``argv``; every failure ends as one line on stderr."""
-    obj: dict[str, Any] = {}
+    obj: dict[str, Any] = {"settings": Settings(os.environ)}  # the one read of the environment
     try:
         result = cli.main(args=argv, prog_name="blackboard", standalone_mode=False, obj=obj)
     except click.exceptions.Abort as exc:  # Ctrl+C (click turns it into Abort), or "no" to a question
@@ -109,7 +111,7 @@ def run(argv: list[str] | None = None) -> int:
         problem = f"cannot use {exc.filename}: {exc.strerror}" if exc.filename else str(exc)
         return _fail(f"{problem}; check BLACKBOARD_ROOT (`blackboard doctor` says what is wrong)", EXPECTED, obj)
     except Exception:  # noqa: BLE001 - a bug: its traceback goes to the log
-        where = failures.record("cli", " ".join(argv if argv is not None else sys.argv[1:])[:200])
+        where = failures.record("cli", " ".join(argv if argv is not None else sys.argv[1:])[:200], obj["settings"])
         return _fail(f"unexpected {failures.summary()} ({where}; rerun with --debug to see it)", BUG, obj)
     return result if isinstance(result, int) else 0
 

@@ -11,7 +11,6 @@ from typing import Any, Callable
 
 import click
 
-from .. import settings
 from ..approve import OPTION
 from ..board import Board, locate
 from ..entries import Entry
@@ -20,6 +19,7 @@ from ..fsutil import read_given_file
 from ..paths import PathResolver
 from ..registry import all_projects
 from ..render import printable
+from ..settings import Settings
 
 EXPECTED, USAGE, BUG, INTERRUPTED = 1, 2, 3, 130
 
@@ -91,20 +91,26 @@ def global_options() -> dict[str, Any]:
     return click.get_current_context().find_root().ensure_object(dict)
 
 
+def settings() -> Settings:
+    """The settings ``run`` read from the environment when the command started."""
+    found: Settings = global_options()["settings"]
+    return found
+
+
 def current_board() -> Board:
-    return locate(os.environ, os.getcwd(), global_options().get("session"))
+    return locate(settings(), os.getcwd(), global_options().get("session"))
 
 
 def author() -> str:
-    return settings.author(global_options().get("author"))
+    return settings().author(global_options().get("author"))
 
 
 def here() -> PathResolver:
-    return PathResolver.for_cwd(os.getcwd(), os.environ)
+    return PathResolver.for_cwd(os.getcwd(), settings())
 
 
 def resolvers(every_project: bool) -> list[PathResolver]:
-    return all_projects(settings.root()) if every_project else [here()]
+    return all_projects(settings().root) if every_project else [here()]
 
 
 def emit(data: Any, text: str) -> None:
@@ -131,7 +137,7 @@ def text_of(words: Sequence[str], path: str | None) -> str:
         raise click.UsageError("give the text, or --file PATH ('-' for stdin)")
     if path is None and list(words) != ["-"]:
         return " ".join(words)
-    limit = settings.max_value_chars() + 1  # enough to say it is too long, never the whole of a huge file
+    limit = settings().max_value_chars + 1  # enough to say it is too long, never the whole of a huge file
     if path is None or path == "-":
         # bytes, not click's text stream: that one turns CR and CRLF into LF
         return _utf8(click.get_binary_stream("stdin").read(limit * 4), limit, "standard input")

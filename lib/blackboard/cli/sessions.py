@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from .. import handoff, render, settings
+from .. import handoff, render
 from ..errors import BlackboardError
 from ..fsutil import read_text
 from ..ids import is_session_id
@@ -14,7 +14,18 @@ from ..meta import STATUSES
 from ..paths import PathResolver
 from ..redact import redact_remote
 from ..registry import SessionEntry, list_sessions
-from .common import GLOBAL, Command, current_board, emit, entry_json, global_options, here, resolvers, warn
+from .common import (
+    GLOBAL,
+    Command,
+    current_board,
+    emit,
+    entry_json,
+    global_options,
+    here,
+    resolvers,
+    settings,
+    warn,
+)
 
 
 @click.command(cls=Command)
@@ -104,7 +115,7 @@ def handoff_command(session_id: str | None) -> None:
 def where() -> None:
     """Show the paths blackboard resolves, and why."""
     resolver = here()
-    root_from = settings.root_source() or "the default"
+    root_from = settings().root_source or "the default"
     data: dict[str, Any] = {
         "root": resolver.root,
         "root_from": root_from,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -10,7 +9,7 @@ import click
 from .. import sync as syncing
 from ..errors import BlackboardError
 from ..redact import redact_remote
-from .common import GLOBAL, emit, here
+from .common import GLOBAL, emit, here, settings
 
 
 @click.group(invoke_without_command=True)
@@ -23,7 +22,7 @@ def sync(ctx: click.Context) -> None:
     resolver = here()
     if not syncing.enabled(resolver):
         raise BlackboardError("sync is off for this project; turn it on with: blackboard sync enable [--remote URL]")
-    done = syncing.sync_round(resolver, os.environ, lambda step: click.echo(f"blackboard: {step}…", err=True))
+    done = syncing.sync_round(resolver, settings(), lambda step: click.echo(f"blackboard: {step}…", err=True))
     lines = [f"imported {len(done.imported)} session(s), pushed {done.pushed}, removed {done.removed}"]
     lines += [f"conflict: {c}" for c in done.conflicts] + [f"refused: {r}" for r in done.refused]
     lines += [f"not synced: {s}" for s in done.skipped]
@@ -45,7 +44,7 @@ def sync(ctx: click.Context) -> None:
 def sync_enable(remote: str | None, yes: bool) -> None:
     """Turn sync on for this project: sessions travel through a ref of its git remote."""
     resolver = here()
-    url = syncing.remote_url(resolver, remote)
+    url = syncing.remote_url(resolver, remote, settings().home)
     ref = syncing.remote_ref(resolver)
     click.echo(f"blackboard: sync sends this project's ended sessions to {redact_remote(url)} ({ref}).", err=True)
     click.echo(f"blackboard: {syncing.readers_warning(url)}.", err=True)
@@ -58,7 +57,7 @@ def sync_enable(remote: str | None, yes: bool) -> None:
             click.echo(err=True)  # end the question's line, which no terminal ended
         if not agreed:
             raise BlackboardError("sync stays off: it turns on when the question is answered y, or with --yes")
-    syncing.enable(resolver, url, os.environ)
+    syncing.enable(resolver, url, settings())
     shown = redact_remote(url)
     emit({"remote": shown, "ref": ref}, f"sync on: {shown} ({ref}); run `blackboard sync` to sync now")
 
@@ -75,7 +74,7 @@ def sync_disable() -> None:
 @GLOBAL
 def sync_status() -> None:
     """Show the remote, the last fetch and push with their outcome, and what is pending."""
-    info = syncing.status(here())
+    info = syncing.status(here(), settings().host)
     if not info["enabled"]:
         emit(info, "sync is off for this project (blackboard sync enable [--remote URL])")
         return

@@ -11,11 +11,10 @@ import click
 from .. import cleanup as retention
 from .. import doctor as checks
 from .. import migrate as migration
-from .. import settings
 from ..clock import parse_duration
 from ..errors import BlackboardError
 from ..render import size_text
-from .common import EXPECTED, GLOBAL, Command, emit, here, resolvers
+from .common import EXPECTED, GLOBAL, Command, emit, here, resolvers, settings
 
 
 @click.command(cls=Command)
@@ -23,8 +22,9 @@ from .common import EXPECTED, GLOBAL, Command, emit, here, resolvers
 @GLOBAL
 def migrate(dry_run: bool) -> None:
     """Move old flat blackboard files into _legacy/, copy mnemonic's (SessionStart does this by itself)."""
-    resolver, cwd, home = here(), os.getcwd(), os.path.expanduser("~")
-    moves = migration.plan(resolver, cwd, home) if dry_run else migration.migrate_if_needed(resolver, cwd, home)
+    resolver, cwd, home, environ = here(), os.getcwd(), settings().home, settings().environ
+    plan = migration.plan if dry_run else migration.migrate_if_needed
+    moves = plan(resolver, cwd, home, environ)
     rows = [{"source": m.source, "destination": m.destination, "size": m.size, "copy": m.copy} for m in moves]
     verbs = {(True, True): "would copy", (True, False): "would move", (False, True): "copied", (False, False): "moved"}
     lines = [f"{verbs[dry_run, m.copy]} {m.source} -> {m.destination} ({m.size} bytes)" for m in moves]
@@ -101,8 +101,8 @@ def _remove_with_progress(doomed: list[retention.Candidate]) -> retention.Remova
 @GLOBAL
 def doctor(repair: bool) -> None:
     """Check the root, every session's metadata, handoffs, leftover files and the environment."""
-    root = settings.root()
-    findings = checks.examine(root, os.environ, repair)
+    root = settings().root
+    findings = checks.examine(settings(), repair)
     open_problems = [f for f in findings if not f.fixed]
     lines = [f"{'fixed' if f.fixed else 'problem'}: {f.problem}\n  fix: {f.fix}" for f in findings]
     lines.append(f"{len(open_problems)} problem(s) left under {root}" if findings else f"all good under {root}")

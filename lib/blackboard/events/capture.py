@@ -6,31 +6,33 @@ After every prompt and edit: nothing more is done, and nothing more imported.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
-from .. import digest, settings
-from ..fsutil import refuse_links
-from ..paths import PathResolver
+from .. import digest
+from ..paths import META_FILE, PathResolver
+from ..registry import session_dir
+from ..settings import Settings
 from . import board_of, usable_path
 
 
-def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> None:
-    resolver, session_id = board_of(payload, environ, new_session=False)
-    capture(event, resolver, session_id, payload, environ)
+def run(event: str, payload: dict[str, object], settings: Settings) -> None:
+    resolver, session_id = board_of(payload, settings, new_session=False)
+    capture(event, resolver, session_id, payload, settings)
 
 
 def capture(
-    event: str, resolver: PathResolver, session_id: str, payload: dict[str, object], environ: Mapping[str, str]
+    event: str, resolver: PathResolver, session_id: str, payload: dict[str, object], settings: Settings
 ) -> None:
     """Add what this event tells of the session to its digest (``digest``), unless ``BLACKBOARD_DIGEST=0``.
 
     Only into a session that has a board: an event of a session this plugin never started
     creates nothing.
     """
-    if not settings.digest_sources(environ).enabled or not os.path.isfile(resolver.meta_path(session_id)):
+    if not settings.digest:
+        return
+    directory = session_dir(resolver, session_id)
+    if not os.path.isfile(os.path.join(directory, META_FILE)):
         return
     path = resolver.digest_path(session_id)
-    refuse_links(resolver.root, path)
     if event == "user-prompt-submit":
         digest.record_prompt(path, payload.get("prompt"))
     elif event == "stop":

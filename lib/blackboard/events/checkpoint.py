@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from .. import session
+from ..settings import Settings
 from . import board_of, log_failure
 from .capture import capture
 
 
-def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> None:
-    resolver, session_id = board_of(payload, environ, new_session=False)
+def run(event: str, payload: dict[str, object], settings: Settings) -> None:
+    resolver, session_id = board_of(payload, settings, new_session=False)
     if event == "stop":
         try:
-            capture(event, resolver, session_id, payload, environ)
+            capture(event, resolver, session_id, payload, settings)
         except Exception:  # noqa: BLE001 - a digest that could not take the message must not cost the checkpoint
-            log_failure(event, environ)
-    session.checkpoint(resolver, session_id, environ)
+            log_failure(event, settings)
+    session.checkpoint(resolver, session_id, settings)

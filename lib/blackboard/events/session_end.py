@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 from .. import session
 from ..ids import optional_str
+from ..settings import Settings
 from . import board_of
 
 
-def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> None:
-    resolver, session_id = board_of(payload, environ, new_session=False)
-    session.end(resolver, session_id, (optional_str(payload.get("reason")) or "other")[:64], environ)
+def run(event: str, payload: dict[str, object], settings: Settings) -> None:
+    resolver, session_id = board_of(payload, settings, new_session=False)
+    session.end(resolver, session_id, (optional_str(payload.get("reason")) or "other")[:64], settings)
     if os.path.isfile(resolver.sync_file("config.json")):
         from .. import sync  # 43 ms to import: only a project that syncs pays for it (ADR 27)
 
-        sync.start_background_round(resolver, environ)  # Claude Code cancels SessionEnd after about 1.5 s
+        sync.start_background_round(resolver, settings)  # Claude Code cancels SessionEnd after about 1.5 s

@@ -9,52 +9,52 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
 from types import ModuleType
 
-from .. import context, handoff, migrate, recovery, session, settings
+from .. import context, handoff, migrate, recovery, session
 from ..environment import current_venv
 from ..fsutil import append_text
 from ..hook import STARTED
 from ..ids import optional_str
 from ..paths import PathResolver
+from ..settings import Settings
 from . import board_of, log_failure, note_sync_failure, usable_path
 
 
-def run(event: str, payload: dict[str, object], environ: Mapping[str, str]) -> str:
+def run(event: str, payload: dict[str, object], settings: Settings) -> str:
     source = optional_str(payload.get("source"))
-    resolver, session_id = board_of(payload, environ, new_session=source in (None, "startup", "clear", "fork"))
+    resolver, session_id = board_of(payload, settings, new_session=source in (None, "startup", "clear", "fork"))
     sync = _sync_of(resolver)
-    fetch = sync.start_fetch(resolver, environ) if sync else None  # first: git fetches during the local work
+    fetch = sync.start_fetch(resolver, settings) if sync else None  # first: git fetches during the local work
     source = source if source in session.SOURCES else "startup"
     abandoned: list[str] = []
     troubled = False
     try:
         cwd = usable_path(payload.get("cwd")) or os.getcwd()
-        migrate.migrate_if_needed(resolver, cwd, os.path.expanduser("~"), environ)
-        session.publish_pending(resolver, environ)
-        abandoned = recovery.recover(resolver, session_id, environ)
+        migrate.migrate_if_needed(resolver, cwd, settings.home, settings.environ)
+        session.publish_pending(resolver, settings)
+        abandoned = recovery.recover(resolver, session_id, settings)
     except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
-        log_failure(event, environ)
+        log_failure(event, settings)
         troubled = True
     try:
-        started = session.start(resolver, session_id, source, payload, environ.get("CLAUDE_PID"))
+        started = session.start(resolver, session_id, source, payload, settings)
     except BaseException:
         if fetch is not None:
             fetch.stop()  # never leave a git running after the hook
         raise
     try:
-        _export_env(environ.get("CLAUDE_ENV_FILE"), session_id, started.board_dir)
+        _export_env(settings.env_file, session_id, started.board_dir)
     except Exception:  # noqa: BLE001 - an unusable env file costs the Bash tool its variables, not the context
-        log_failure(event, environ)
+        log_failure(event, settings)
         troubled = True
     if sync and fetch is not None:
-        _finish_fetch(sync, resolver, fetch, environ)
+        _finish_fetch(sync, resolver, fetch, settings)
     try:
-        return _start_context(resolver, session_id, source, started.reopened, abandoned, troubled, environ)
+        return _start_context(resolver, session_id, source, started.reopened, abandoned, troubled, settings)
     finally:
         if sync and fetch is not None:
-            _start_round(sync, resolver, environ)  # last: a new process takes the machine's attention
+            _start_round(sync, resolver, settings)  # last: a new process takes the machine's attention
 
 
 def _sync_of(resolver: PathResolver) -> ModuleType | None:
@@ -74,16 +74,16 @@ def _start_context(
     reopened: bool,
     abandoned: list[str],
     troubled: bool,
-    environ: Mapping[str, str],
+    settings: Settings,
 ) -> str:
     """SessionStart's JSON: the context for the model, and a line for the person when there is news.
 
     Nothing a repository brought (``context.shipped``) is presented as the user's past.
     """
-    limit = settings.context_chars(environ)
+    limit = settings.context_chars
     own_board = source == "compact" or (source == "resume" and reopened)
     latest = None if own_board else handoff.read_handoff(resolver.latest_handoff_path())
-    refused, abandoned = context.shipped(resolver, latest[0] if latest else None, abandoned, environ)
+    refused, abandoned = context.shipped(resolver, latest[0] if latest else None, abandoned, settings.environ)
     latest = None if refused else latest
     if own_board:
         text = context.for_own_board(resolver, session_id, source == "compact", limit)
@@ -96,24 +96,24 @@ def _start_context(
     return json.dumps(output)
 
 
-def _finish_fetch(sync: ModuleType, resolver: PathResolver, fetch: object, environ: Mapping[str, str]) -> None:
+def _finish_fetch(sync: ModuleType, resolver: PathResolver, fetch: object, settings: Settings) -> None:
     """Import what arrived within ``BLACKBOARD_SYNC_TIMEOUT`` of the hook's start (the round started later pushes).
 
     An unreachable or hanging remote costs the session a line in ``blackboard sync status``
     and in ``logs/sync.log``, nothing more.
     """
     try:
-        sync.finish_fetch(resolver, fetch, environ, STARTED + settings.sync_timeout(environ))
+        sync.finish_fetch(resolver, fetch, settings, STARTED + settings.sync_timeout)
     except Exception as exc:  # noqa: BLE001 - the remote is someone else's problem, never the session's
-        note_sync_failure(f"session-start: {exc} ({time.monotonic() - STARTED:.2f}s)", environ)
+        note_sync_failure(f"session-start: {exc} ({time.monotonic() - STARTED:.2f}s)", settings)
 
 
-def _start_round(sync: ModuleType, resolver: PathResolver, environ: Mapping[str, str]) -> None:
+def _start_round(sync: ModuleType, resolver: PathResolver, settings: Settings) -> None:
     """A detached round: a slow remote gets the time a round has, and the round says this session is active."""
     try:
-        sync.start_background_round(resolver, environ)
+        sync.start_background_round(resolver, settings)
     except Exception as exc:  # noqa: BLE001 - the remote is someone else's problem, never the session's
-        note_sync_failure(f"session-start: no round started: {exc}", environ)
+        note_sync_failure(f"session-start: no round started: {exc}", settings)
 
 
 def _export_env(env_file: str | None, session_id: str, board_dir: str) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 
 from ..errors import BlackboardError
 from ..fsutil import atomic_write, make_dirs, read_json_object, refuse_links
@@ -12,6 +11,7 @@ from ..gitstore import Store
 from ..paths import PathResolver
 from ..project import safe_segment
 from ..redact import redact_remote
+from ..settings import Settings, expand_user
 
 # A remote on this machine (a path, ``file://``) is served by a git started here, in that
 # repository: it would run that repository's hooks and configured commands as this user.
@@ -30,8 +30,11 @@ def enabled(resolver: PathResolver) -> bool:
     return os.path.isfile(resolver.sync_file("config.json"))
 
 
-def remote_url(resolver: PathResolver, remote: str | None) -> str:
-    """The remote sync would use: ``remote`` or the project's ``origin``, a relative path made absolute."""
+def remote_url(resolver: PathResolver, remote: str | None, home: str) -> str:
+    """The remote sync would use: ``remote`` or the project's ``origin``, a relative path made absolute.
+
+    ``~`` is ``home`` (``Settings.home``), as the shell that ran the command had it.
+    """
     url = remote or resolver.project.remote
     if not url:
         raise BlackboardError("this project has no origin remote; name one: blackboard sync enable --remote URL")
@@ -39,7 +42,7 @@ def remote_url(resolver: PathResolver, remote: str | None) -> str:
         raise BlackboardError(f"not a git remote: {redact_remote(url)!r}")
     if url.startswith((".", "~")) or ("://" not in url and ":" not in url.split("/")[0] and not url.startswith("/")):
         # a path relative to the checkout, as git reads it there; every process must find the same one
-        url = os.path.normpath(os.path.join(resolver.project.toplevel or os.getcwd(), os.path.expanduser(url)))
+        url = os.path.normpath(os.path.join(resolver.project.toplevel or os.getcwd(), expand_user(url, home)))
     return url
 
 
@@ -48,12 +51,12 @@ def readers_warning(url: str) -> str:
     return f"anyone who can read {redact_remote(url)} can read this project's synced boards (secrets redacted)"
 
 
-def enable(resolver: PathResolver, remote: str | None, environ: Mapping[str, str]) -> str:
+def enable(resolver: PathResolver, remote: str | None, settings: Settings) -> str:
     """Turn sync on, to ``remote`` or the project's ``origin``; returns the remote."""
-    url = remote_url(resolver, remote)
+    url = remote_url(resolver, remote, settings.home)
     refuse_links(resolver.root, resolver.sync_dir)
     make_dirs(resolver.sync_dir)
-    Store(resolver.sync_repo, environ).ensure()
+    Store(resolver.sync_repo, settings.environ).ensure()
     atomic_write(resolver.sync_file("config.json"), json.dumps({"remote": url, "ref": remote_ref(resolver)}) + "\n")
     return url
 

@@ -8,10 +8,10 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .. import handoff, settings
+from .. import handoff
 from ..environment import PLUGIN_ROOT
 from ..errors import BlackboardError
 from ..fsutil import refuse_links
@@ -21,6 +21,7 @@ from ..paths import PathResolver
 from ..project import safe_segment
 from ..redact import redact_remote
 from ..registry import session_folders
+from ..settings import Settings
 from .config import enabled, read_config, readers_warning, served_by
 from .importing import Imported, import_commit
 from .outbound import Outgoing, outgoing
@@ -44,7 +45,7 @@ class Round:
     skipped: list[str] = field(default_factory=list)
 
 
-def background_round(resolver: PathResolver, environ: Mapping[str, str]) -> Round | None:
+def background_round(resolver: PathResolver, settings: Settings) -> Round | None:
     """A round a hook started, or None when another already waits for the running one.
 
     At most one round runs and one waits: the waiting one reads this machine's changes
@@ -55,7 +56,7 @@ def background_round(resolver: PathResolver, environ: Mapping[str, str]) -> Roun
     release_waiting = try_lock(resolver.sync_file("waiting"))
     if release_waiting is None:
         return None
-    return sync_round(resolver, environ, started=release_waiting)
+    return sync_round(resolver, settings, started=release_waiting)
 
 
 def round_waiting(resolver: PathResolver) -> bool:
@@ -68,7 +69,7 @@ def round_waiting(resolver: PathResolver) -> bool:
 
 def sync_round(
     resolver: PathResolver,
-    environ: Mapping[str, str],
+    settings: Settings,
     progress: Progress | None = None,
     seconds: float = ROUND_SECONDS,
     started: Callable[[], object] = lambda: None,
@@ -78,7 +79,7 @@ def sync_round(
     ``started`` is called once the round may start: when no other round runs.
     """
     say = progress or (lambda _: None)
-    host = settings.host(environ)
+    host, environ = settings.host, settings.environ
     result = Round()
     refuse_links(resolver.root, resolver.sync_dir)
     with file_lock(resolver.sync_file("round"), timeout=seconds):
@@ -196,19 +197,19 @@ def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
     state.save(resolver)
 
 
-def start_fetch(resolver: PathResolver, environ: Mapping[str, str]) -> Fetch | None:
+def start_fetch(resolver: PathResolver, settings: Settings) -> Fetch | None:
     """SessionStart of a project that syncs, first thing: ask the remote while the hook does its local work.
 
     None when that cannot start (say, no git); the status says why.
     """
     try:
-        return Fetch(resolver, environ)
+        return Fetch(resolver, settings.environ)
     except BlackboardError as exc:
         note_status(resolver, "fetch", False, str(exc))
         return None
 
 
-def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str], deadline: float) -> Imported | None:
+def finish_fetch(resolver: PathResolver, fetch: Fetch, settings: Settings, deadline: float) -> Imported | None:
     """SessionStart: import whatever arrived by ``deadline``; a round already running here brings the rest.
 
     The usual start finds the commit it knows, and takes no lock: only an import needs one.
@@ -230,9 +231,9 @@ def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str
         if commit is None or commit == state.imported:
             return Imported()
         try:
-            return import_commit(resolver, fetch.store, state, commit, settings.host(environ), deadline)
+            return import_commit(resolver, fetch.store, state, commit, settings.host, deadline)
         except TooLarge as exc:  # the round this SessionStart starts forgets it: no time for that here
-            forget_fetched(resolver, environ, None)
+            forget_fetched(resolver, settings.environ, None)
             note_status(resolver, "fetch", False, str(exc))
             return None
         finally:
@@ -241,7 +242,7 @@ def finish_fetch(resolver: PathResolver, fetch: Fetch, environ: Mapping[str, str
         release()
 
 
-def start_background_round(resolver: PathResolver, environ: Mapping[str, str]) -> None:
+def start_background_round(resolver: PathResolver, settings: Settings) -> None:
     """Start a detached round that outlives the hook (SessionEnd must not wait on the network).
 
     The round reads its project from stdin, to the end. This process keeps the other end
@@ -260,7 +261,7 @@ def start_background_round(resolver: PathResolver, environ: Mapping[str, str]) -
             stdin=read_end,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env=dict(environ),
+            env=dict(settings.environ),
             start_new_session=True,
         )
     finally:
@@ -269,8 +270,8 @@ def start_background_round(resolver: PathResolver, environ: Mapping[str, str]) -
     # write_end stays open on purpose: the kernel closes it when this hook exits
 
 
-def status(resolver: PathResolver) -> dict[str, object]:
-    """The remote, the last fetch and push with their outcome, and what is pending."""
+def status(resolver: PathResolver, host: str) -> dict[str, object]:
+    """The remote, the last fetch and push with their outcome, and what this machine (``host``) has pending."""
     if not enabled(resolver):
         return {"enabled": False}
     config = read_config(resolver)
@@ -278,7 +279,7 @@ def status(resolver: PathResolver) -> dict[str, object]:
         state, paused = State.load(resolver), None
     except StatePaused as exc:
         state, paused = State({}), str(exc)
-    pending = outgoing(resolver, state, settings.host()) if paused is None else Outgoing()
+    pending = outgoing(resolver, state, host) if paused is None else Outgoing()
     recorded = read_json(resolver.sync_file("status.json"))
     return {
         "enabled": True,
