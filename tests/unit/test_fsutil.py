@@ -173,3 +173,11 @@ def test_make_dirs_refuses_a_link_where_the_folder_should_be_but_not_above_it(tm
 
     with pytest.raises(BlackboardError, match="symbolic link"):
         fsutil.make_dirs(str(tmp_path / "linked-home"))
+
+
+@pytest.mark.parametrize("size", [0, 1, fsutil.READ_CHUNK - 1, fsutil.READ_CHUNK, fsutil.READ_CHUNK + 1, 200_001])
+@pytest.mark.parametrize("bound", [1, fsutil.READ_CHUNK, fsutil.READ_CHUNK + 7, 150_000, 1 << 20])
+def test_a_bounded_read_gives_the_files_start_up_to_its_bound(tmp_path: Path, size: int, bound: int) -> None:
+    data = os.urandom(size)
+    (tmp_path / "f").write_bytes(data)
+    assert fsutil.read_bounded(str(tmp_path / "f"), bound) == data[:bound]
