@@ -280,22 +280,29 @@ def edit_payload(payload: dict[str, object], file_path: str, module: int) -> dic
 
 
 def cleanup(blackboard: list[str], env: dict[str, str], project: Path, work: Path, full: Path) -> None:
-    """`blackboard cleanup` of 10 000 ended sessions and their handoffs: the median of three boards."""
-    times, left = [], []
+    """`blackboard cleanup` of 10 000 ended sessions and their handoffs: the median of three boards.
+
+    Beside each, the same boards deleted by `rm -rf`: what this machine's disk allows at all.
+    """
+    times, floors, left = [], [], []
     for run in range(CLEANUP_RUNS):
         root = full if run == 0 else work / f"root-clean-{run}"
-        if run:
-            fill(PathResolver(str(root), identify_project(str(project))), 10_000)
+        twin = work / f"root-rm-{run}"
+        for board_root in [twin] if run == 0 else [root, twin]:
+            fill(PathResolver(str(board_root), identify_project(str(project))), 10_000)
         os.sync()  # let the filling settle before the disk-bound removal
-        started = time.perf_counter()
-        subprocess.run(
-            blackboard + ["cleanup", "--older-than", "0", "--keep", "0", "--yes"],
-            cwd=project,
-            stdout=subprocess.DEVNULL,
-            env=dict(env, BLACKBOARD_ROOT=str(root)),
-            check=True,
-        )
-        times.append(time.perf_counter() - started)
+        boards = twin / "acme" / "widget" / ".blackboard"
+        removals = [
+            (times, blackboard + ["cleanup", "--older-than", "0", "--keep", "0", "--yes"]),
+            (floors, ["rm", "-rf", str(boards / "sessions"), str(boards / "handoff")]),
+        ]
+        for series, argv in removals if run % 2 == 0 else removals[::-1]:
+            started = time.perf_counter()
+            subprocess.run(
+                argv, cwd=project, stdout=subprocess.DEVNULL, env=dict(env, BLACKBOARD_ROOT=str(root)), check=True
+            )
+            series.append(time.perf_counter() - started)
+            os.sync()
         board = root / "acme" / "widget" / ".blackboard"
         left.append(len(os.listdir(board / "sessions")) + len(list((board / "handoff").glob("handoff-*.md"))))
     median = statistics.median(times)
@@ -304,6 +311,11 @@ def cleanup(blackboard: list[str], env: dict[str, str], project: Path, work: Pat
         f"{median:.2f} s (runs {', '.join(f'{t:.2f}' for t in times)}; {sum(left)} files left)",
         "< 5 s",
         median < 5 and not any(left),
+    )
+    inform(
+        "`rm -rf` of the same 10 000 sessions and handoffs (the disk's floor)",
+        f"{statistics.median(floors):.2f} s (runs {', '.join(f'{t:.2f}' for t in floors)}); "
+        f"cleanup / rm -rf = {median / statistics.median(floors):.2f}x",
     )
 
 
