@@ -7,6 +7,7 @@ from blackboard import board, context, entries, handoff, session
 from blackboard.meta import update_meta
 from blackboard.paths import PathResolver
 from blackboard.project import Project
+from blackboard.redact import redact
 from blackboard.settings import Settings
 from helpers import settings_now
 
@@ -213,3 +214,8 @@ def test_items_are_shortened_before_any_is_left_out(resolver: PathResolver) -> N
     assert "left out" not in text
     assert len(re.findall(r"note number \d+", text)) == 3
     assert "…" in text  # long items were shortened instead
+
+
+def test_the_usage_line_is_shown_as_written_since_it_is_not_redacted() -> None:
+    """``fit`` leaves the plugin's own USAGE out of redaction: that holds only while redaction would not change it."""
+    assert redact(context.USAGE) == context.USAGE
