@@ -1,4 +1,4 @@
-"""`make bench`: the speed targets of the spec, each measured against a baseline in the same run.
+"""`make bench`: the speed targets (README, "Performance"), each measured against a baseline in the same run.
 
 Prints medians and ratios; the machines are shared and noisy, so only ratios measured side by
 side mean anything. Uses the plugin's own environment (built like the hooks build it).

@@ -111,7 +111,7 @@ def dead_pid() -> int:
 
 
 # Session ids that must be refused wherever they arrive (hook stdin, env vars, `--session`):
-# SPEC §4 lists `..`, `/`, NUL, empty, absolute paths and 10 000 characters; the rest are the
+# ADR 3 refuses `..`, `/`, NUL, empty, absolute paths and 10 000 characters; the rest are the
 # usual ways a path, a shell or a human eye is fooled. Empty is not here: on stdin and in
 # `--session` it means "not given" and the next source is used (tests/integration/test_hostile_input.py).
 HOSTILE_SESSION_IDS = {

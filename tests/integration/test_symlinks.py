@@ -1,4 +1,4 @@
-"""Nothing is read or written through a symbolic link inside the root (SPEC §10)."""
+"""Nothing is read or written through a symbolic link inside the root (docs/architecture.md, its rules)."""
 
 import json
 import os

@@ -84,7 +84,7 @@ def test_keyed_entries_refuse_duplicates_and_bad_keys(tmp_path: Path) -> None:
     assert [(e.id, e.body) for e in parsed] == [("api_schema", "v1")]
 
 
-# --- exact round trips (SPEC §10): no text can create, hide or renumber an entry ----------------
+# --- exact round trips (ADR 7): no text can create, hide or renumber an entry ----------------
 
 TRICKY = [
     "\r",

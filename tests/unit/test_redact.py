@@ -1,4 +1,4 @@
-"""Secret redaction (SPEC §10): real-looking token shapes go, ordinary text that resembles them stays.
+"""Secret redaction (ADR 16, ADR 23): real-looking token shapes go, ordinary text that resembles them stays.
 
 The corpus of real config formats, command lines and headers is `test_redact_corpus.py` (ADR 23).
 """
