@@ -102,6 +102,7 @@ def run_all(python: str, venv: Path, work: Path) -> None:
     env.pop("CLAUDE_CONFIG_DIR", None)
     hook = [str(REPO / "hooks" / "run")]
 
+    import_costs(python)
     full = work / "root-full"
     fill(PathResolver(str(full), identify_project(str(project))), 10_000)
     hooks(python, env, project, work, full)
@@ -125,6 +126,26 @@ def run_all(python: str, venv: Path, work: Path) -> None:
     sync_increment(python, blackboard, env, work)
     sync_session_start(hook, blackboard, env, work)
     claude_init_only(env, project, work)
+
+
+def import_costs(python: str) -> None:
+    """What importing each of the card's packages adds to a bare start, here (the spec quotes about 30 ms each).
+
+    The command imports click, and whatever takes a lock imports filelock (with asyncio and ssl):
+    those two set how close `blackboard note` and SessionEnd can come to their budgets.
+    """
+    codes = {name: f"import {name}" for name in ("filelock", "click", "frontmatter")}
+    codes["bare"] = "pass"
+    times: dict[str, list[float]] = {name: [] for name in codes}
+    for _ in range(RUNS):
+        for name, code in codes.items():
+            started = time.perf_counter()
+            subprocess.run([python, "-I", "-c", code], check=True)
+            times[name].append(time.perf_counter() - started)
+    bare = statistics.median(times["bare"])
+    for name in ("filelock", "click", "frontmatter"):
+        added = statistics.median(times[name]) - bare
+        inform(f"`import {name}` adds to a bare `python -I`", f"{added * 1000:.1f} ms")
 
 
 def hooks(python: str, env: dict[str, str], project: Path, work: Path, full: Path) -> None:
