@@ -5,10 +5,11 @@ import os
 import shutil
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
-from blackboard import gitstore, registry, sync
+from blackboard import gitstore, registry, session, sync
 from blackboard.errors import BlackboardError
 from blackboard.gitstore import Entry, GitFailed, Store, TooLarge
 from blackboard.paths import PathResolver
@@ -1105,6 +1106,49 @@ def test_a_project_whose_boards_come_to_more_than_the_bound_is_never_refused_for
     _ended(beta, "b3", "beta")
     _round(beta, "beta")
     assert _round(alpha, "alpha").imported == ["b3"]
+
+
+def test_a_machine_whose_own_sessions_come_to_more_than_one_import_reads_the_whole_tree_again(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import bound is on what an import writes: this machine's own sessions, read back whole, write nothing."""
+    alpha, beta = _beta_session(tmp_path, bare)
+    for n in range(3):  # 3 MiB of alpha's own
+        _ended(alpha, f"a{n}", "alpha")
+        with open(alpha.board_file(f"a{n}", "notes"), "a") as notes:
+            notes.write(os.urandom(1 << 19).hex())
+        assert _round(alpha, "alpha").pushed == 1
+    _ended(beta, "b2", "beta")
+    _round(beta, "beta")
+    monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 2 << 20)  # under what alpha's own sessions come to
+    shutil.rmtree(alpha.sync_repo)  # deleted to free space: the next round reads the whole tree again
+
+    done = _round(alpha, "alpha")
+
+    assert "b2" in done.imported and not done.refused
+
+
+def test_a_remote_that_continues_this_machines_sessions_is_still_bound_by_what_the_import_writes(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sessions another machine went on in are imported: their bytes count, whoever first wrote them."""
+    alpha, beta = _beta_session(tmp_path, bare)
+    for n in range(3):
+        _ended(alpha, f"a{n}", "alpha")
+    _round(alpha, "alpha")
+    _round(beta, "beta")
+    with mock.patch.dict(os.environ, BLACKBOARD_HOST="beta"):  # beta resumes each of them and writes 1 MiB
+        for n in range(3):
+            session.start(beta, f"a{n}", "resume", {"cwd": beta.root}, settings_now())
+            with open(beta.board_file(f"a{n}", "notes"), "a") as notes:
+                notes.write(os.urandom(1 << 19).hex())
+            session.end(beta, f"a{n}", "other", settings_now())
+    _round(beta, "beta")
+    monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 2 << 20)
+
+    with pytest.raises(TooLarge, match="to write here"):
+        _round(alpha, "alpha")
+    assert all(Path(alpha.board_file(f"a{n}", "notes")).stat().st_size < 1 << 20 for n in range(3))
 
 
 @pytest.mark.parametrize(

@@ -74,7 +74,15 @@ def import_commit(
         layout = Layout(listing.entries)
         _measure_unmeasured(resolver, state)
         held = sum(size for i, size in state.foreign.items() if i not in layout.sessions)  # the rest it replaces
-        too_large = layout.too_large(held) or _keeps_too_much(store, state, layout.taken_bytes, commit, deadline)
+        ids = [i for i in sorted(layout.sessions) if i not in layout.removed and i not in layout.spoiled]
+        ids = [i for i in ids if i in listing.unremoved or not _removed(resolver, state, i)]
+        ours = [i for i in ids if _written_here(resolver, state, i, host)]
+        clashes, continued = _clashes(resolver, state, reader, layout, ours, host)
+        mine = set(ours) - set(continued)
+        # This machine's own sessions, as the remote holds them, are not written here: only what
+        # the import takes counts (all of the tree when it is read whole, say after a rewrite).
+        written = layout.taken_bytes - layout.bytes_of(mine)
+        too_large = layout.too_large(held, written) or _keeps_too_much(store, state, written, commit, deadline)
         if too_large:
             raise TooLarge(f"{too_large}; refused, nothing kept")
         result.refused += layout.problems
@@ -87,14 +95,9 @@ def import_commit(
             gone = state.left.keys() & listing.dropped
         for session_id in gone | (state.left.keys() & layout.removed):
             del state.left[session_id]
-        ids = [i for i in sorted(layout.sessions) if i not in layout.removed and i not in layout.spoiled]
-        ids = [i for i in ids if not _removed(resolver, state, i)]
-        ours = [i for i in ids if _written_here(resolver, state, i, host)]
         try:
             _import_active(resolver, reader, layout, host)
-            clashes, continued = _clashes(resolver, state, reader, layout, ours, host)
             result.conflicts += clashes
-            mine = set(ours) - set(continued)
             theirs = [i for i in ids if i not in mine]
             for session_id in theirs:  # one session's files in memory at a time
                 if time.monotonic() > deadline:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -70,19 +71,21 @@ class Layout:
         if refused > MAX_REFUSALS:
             self.problems.append(f"and {refused - MAX_REFUSALS} more entries refused")
 
-    def too_large(self, held: int = 0) -> str | None:
+    def too_large(self, held: int = 0, written: int | None = None) -> str | None:
         """Why the whole commit is refused for its size (and forgotten), or None.
 
-        ``held``: what earlier imports hold here, less the sessions this commit replaces. Each
-        import is bounded, and so are all of them together, so a remote that sends new sessions
-        before every round cannot fill the disk.
+        ``held``: what earlier imports hold here, less the sessions this commit replaces.
+        ``written``: what its import would write (``taken_bytes`` less the sessions it leaves
+        alone, this machine's own). Each import is bounded, and so are all of them together, so
+        a remote that sends new sessions before every round cannot fill the disk.
         """
         mib = 1024 * 1024
+        written = self.taken_bytes if written is None else written
         if self.oversized:
             return f"the remote holds files over {MAX_FILE_BYTES // mib} MiB ({self.oversized[0]}…)"
-        if self.taken_bytes > MAX_IMPORT_BYTES:
+        if written > MAX_IMPORT_BYTES:
             return f"the remote's boards come to over {MAX_IMPORT_BYTES // mib} MiB to write here"
-        if held + self.taken_bytes > MAX_HELD_BYTES:
+        if held + written > MAX_HELD_BYTES:
             return (
                 f"the sessions imported here would come to over {MAX_HELD_BYTES // mib} MiB "
                 f"({held / mib:.1f} MiB held; `blackboard cleanup` removes old sessions)"
@@ -90,6 +93,10 @@ class Layout:
         if self.refused_bytes > MAX_REFUSED_BYTES:
             return f"the remote holds over {MAX_REFUSED_BYTES // mib} MiB outside the board layout"
         return None
+
+    def bytes_of(self, session_ids: Iterable[str]) -> int:
+        """What the entries of these sessions (their files and handoffs) take, as ``taken_bytes`` counts them."""
+        return sum(max(entry.size, 0) for session_id in session_ids for entry in self.files_of(session_id))
 
     def files_of(self, session_id: str) -> list[Entry]:
         """A session's entries: its folder's files, then its handoff when it has one."""
