@@ -1151,6 +1151,44 @@ def test_a_remote_that_continues_this_machines_sessions_is_still_bound_by_what_t
     assert all(Path(alpha.board_file(f"a{n}", "notes")).stat().st_size < 1 << 20 for n in range(3))
 
 
+def test_a_machine_that_started_its_sync_state_afresh_is_not_refused_for_its_own_sessions(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`state.json` set aside, as a paused sync says to: what the remote holds of this machine still has room."""
+    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 1 << 20)
+    alpha, beta = _beta_session(tmp_path, bare)
+    for n in range(3):  # 3 MiB of alpha's own, hardly compressible
+        _ended(alpha, f"a{n}", "alpha")
+        with open(alpha.board_file(f"a{n}", "notes"), "a") as notes:
+            notes.write(os.urandom(1 << 19).hex())
+        _round(alpha, "alpha")
+    os.rename(alpha.sync_file("state.json"), alpha.sync_file("state.json") + ".aside")
+
+    assert _round(alpha, "alpha").pushed == 3
+
+
+def test_a_session_removed_here_stays_removed_when_another_machine_sent_it_again(tmp_path: Path, bare: str) -> None:
+    """Beta removes x1, gamma goes on in it and sends it again, then alpha's cleanup removes it: alpha's word holds."""
+    alpha, beta, gamma = (_machine(tmp_path, name, bare) for name in ("alpha", "beta", "gamma"))
+    _ended(beta, "x1", "beta")
+    for machine, host in ((beta, "beta"), (alpha, "alpha"), (gamma, "gamma")):
+        _round(machine, host)
+    shutil.rmtree(beta.get_session_blackboard_dir("x1"))
+    sync.record_removal(beta, "x1")
+    for machine, host in ((beta, "beta"), (alpha, "alpha"), (gamma, "gamma")):
+        _round(machine, host)
+    with mock.patch.dict(os.environ, BLACKBOARD_HOST="gamma"):
+        session.start(gamma, "x1", "resume", {"cwd": gamma.root}, settings_now())
+        session.end(gamma, "x1", "other", settings_now())
+    _round(gamma, "gamma")
+    shutil.rmtree(alpha.get_session_blackboard_dir("x1"))
+    sync.record_removal(alpha, "x1")
+
+    done = _round(alpha, "alpha")
+
+    assert "x1" not in done.imported and not os.path.isdir(alpha.get_session_blackboard_dir("x1"))
+
+
 @pytest.mark.parametrize(
     "data",
     [

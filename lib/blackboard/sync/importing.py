@@ -75,14 +75,17 @@ def import_commit(
         _measure_unmeasured(resolver, state)
         held = sum(size for i, size in state.foreign.items() if i not in layout.sessions)  # the rest it replaces
         ids = [i for i in sorted(layout.sessions) if i not in layout.removed and i not in layout.spoiled]
-        ids = [i for i in ids if i in listing.unremoved or not _removed(resolver, state, i)]
+        ids = [i for i in ids if not _removed(resolver, state, i, listing.unremoved)]
         ours = [i for i in ids if _written_here(resolver, state, i, host)]
         clashes, continued = _clashes(resolver, state, reader, layout, ours, host)
         mine = set(ours) - set(continued)
         # This machine's own sessions, as the remote holds them, are not written here: only what
         # the import takes counts (all of the tree when it is read whole, say after a rewrite).
         written = layout.taken_bytes - layout.bytes_of(mine)
-        too_large = layout.too_large(held, written) or _keeps_too_much(store, state, written, commit, deadline)
+        # Those the state does not know as sent (it was started afresh) may sit in the repository
+        # too: as much room for each as it holds here, no more.
+        room = written + sum(min(layout.bytes_of([i]), _bytes_held(resolver, i)) for i in mine if i not in state.pushed)
+        too_large = layout.too_large(held, written) or _keeps_too_much(store, state, room, commit, deadline)
         if too_large:
             raise TooLarge(f"{too_large}; refused, nothing kept")
         result.refused += layout.problems
@@ -141,7 +144,8 @@ def _keeps_too_much(store: Store, state: State, taken: int, commit: str, deadlin
     a fetch a round. What the commit's objects take on disk is bounded by what the boards
     here hold (this machine's sessions as last sent, those imported) or held before they
     left (``state.left``: the remote may hold them until a removal lands or its tree drops
-    them, or for good when a person deleted them), what this import writes (``taken``), and
+    them, or for good when a person deleted them), what this import writes and this
+    machine's sessions the state does not know as sent hold here (``taken``), and
     ``MAX_UNHELD_BYTES``. Packs are counted first: they hold every object here, so while
     they are under the bound the commit is, and nothing is listed.
     """
@@ -282,9 +286,12 @@ def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, de
     return Listing(entries + (store.tree(new, sorted(relist), deadline) if relist else []), unremoved, dropped)
 
 
-def _removed(resolver: PathResolver, state: State, session_id: str) -> bool:
-    """Whether a cleanup removed the session, here or on another machine: then it is never imported again."""
-    return session_id in state.removed or os.path.lexists(resolver.sync_removed_marker(session_id))
+def _removed(resolver: PathResolver, state: State, session_id: str, unremoved: set[str]) -> bool:
+    """Whether a cleanup removed the session: here (its marker waits to be pushed), or on another machine
+    unless one went on in it since (``unremoved``). Then it is never imported again."""
+    if os.path.lexists(resolver.sync_removed_marker(session_id)):
+        return True
+    return session_id in state.removed and session_id not in unremoved
 
 
 def _import_session(
