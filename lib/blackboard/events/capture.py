@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from .. import digest
-from ..paths import META_FILE, PathResolver
+from ..paths import PathResolver
 from ..registry import session_dir
 from ..settings import Settings
 from . import board_of, usable_path
@@ -27,11 +27,9 @@ def capture(
     Only into a session that has a board: an event of a session this plugin never started
     creates nothing.
     """
-    if not settings.digest:
-        return
-    directory = session_dir(resolver, session_id)
-    if not os.path.isfile(os.path.join(directory, META_FILE)):
-        return
+    if not settings.digest or not os.path.isfile(resolver.meta_path(session_id)):
+        return  # asked before the folder is checked: a broken root costs the prompt and edit hooks no line
+    session_dir(resolver, session_id)
     path = resolver.digest_path(session_id)
     if event == "user-prompt-submit":
         digest.record_prompt(path, payload.get("prompt"))
