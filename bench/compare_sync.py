@@ -65,8 +65,8 @@ def compare(python: str, older: Path, revision: str, work: Path, env: dict[str, 
     fetch = ["git", f"--git-dir={mirror}", "fetch", "--no-tags", "--no-write-fetch-head", "--quiet", url, ref]
     bench.run_bounded(fetch, work, machines["B"][0], bench.SYNC_SETUP_SECONDS)
     steps = [
-        ("this checkout", [python, "-I", "-S", str(bench.REPO / "hooks" / "launch.py"), "sync"], *machines["B"]),
-        (revision, [python, "-I", "-S", str(older / "hooks" / "launch.py"), "sync"], *machines["C"]),
+        ("this checkout", [python, "-I", str(bench.REPO / "hooks" / "launch.py"), "sync"], *machines["B"]),
+        (revision, [python, "-I", str(older / "hooks" / "launch.py"), "sync"], *machines["C"]),
         ("git fetch", fetch, machines["B"][0], work),
     ]
     times: dict[str, list[float]] = {step[0]: [] for step in steps}

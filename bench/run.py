@@ -650,7 +650,7 @@ def sync_rounds(
         run_cli(blackboard, machine_env, clone, "sync", "enable", "--yes")
         run_cli(blackboard, machine_env, clone, "sync")
     project = {"org": resolver_a.project.org, "project": resolver_a.project.name}
-    hook_round = [python, "-I", "-S", str(REPO / "hooks" / "launch.py"), "sync"]  # as sync.start_background_round
+    hook_round = [python, "-I", str(REPO / "hooks" / "launch.py"), "sync"]  # as sync.start_background_round
     ref = f"+refs/blackboard/{resolver_a.project.org}/{resolver_a.project.name}:refs/fetched"
     mirror = work / "sync-mirror.git"
     git_mirror = ["git", f"--git-dir={mirror}"]

@@ -29,8 +29,8 @@ def base_python() -> str:
     Run from the plugin's environment (a rebuild), ``sys.executable`` is that environment's
     python, and before Python 3.11 a venv made from it links to it: once the old
     environment is renamed away, the new ``bin/python`` is a link to itself (ELOOP).
-    ``sys.prefix`` cannot tell (the hooks run with ``-S``, and ``site`` sets it); the
-    environment's ``pyvenv.cfg`` can.
+    ``sys.base_prefix`` says so only when ``site`` ran (the machine's python3 runs a hook
+    with ``-S``); the environment's ``pyvenv.cfg`` always does.
     """
     venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
     if not os.path.isfile(os.path.join(venv, "pyvenv.cfg")):

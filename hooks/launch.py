@@ -1,9 +1,8 @@
 """Start a blackboard hook: ``launch.py EVENT`` with Claude Code's JSON on stdin. Always exits 0.
 
-hooks/run starts the plugin's environment with ``-S``: ``site`` costs a few milliseconds and
-all the hook needs from it is the environment's site-packages, added here. On SessionStart an
-environment built from other requirements is rebuilt first, before stdin is read, and the
-hook starts again in it; if that fails, the hook goes on in the environment it has.
+hooks/run starts it with the plugin environment's python. On SessionStart an environment
+built from other requirements is rebuilt first, before stdin is read, and the hook starts
+again in it; if that fails, the hook goes on in the environment it has.
 """
 
 import os
@@ -22,9 +21,7 @@ try:
 
         if bootstrap.main(venv, environment.REQUIREMENTS) == 0:
             python = os.path.join(venv, "bin", "python")
-            os.execv(python, [python, "-I", "-S", os.path.abspath(__file__), *sys.argv[1:]])
-    if venv:
-        environment.use_packages(venv)
+            os.execv(python, [python, "-I", os.path.abspath(__file__), *sys.argv[1:]])
     from blackboard.hook import main
 except Exception:  # noqa: BLE001 - even a broken install must not break the session
     sys.stderr.write("blackboard: hook could not load its library; reinstall the plugin\n")

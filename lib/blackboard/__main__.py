@@ -12,12 +12,6 @@ from blackboard import environment  # noqa: E402
 venv = environment.current_venv()
 if venv and not environment.ready(venv):  # before reading any input, so bin/blackboard can rebuild and rerun
     sys.exit(environment.STALE)
-if venv:
-    environment.use_packages(venv)  # bin/blackboard starts it with -S
-elif sys.flags.no_site:  # an environment of the user's own (BLACKBOARD_VENV): its packages, as `site` finds them
-    import site
-
-    site.main()
 
 from blackboard.cli import main  # noqa: E402
 

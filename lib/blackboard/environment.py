@@ -40,16 +40,5 @@ def ready(venv: str, requirements: str = REQUIREMENTS) -> bool:
 
 def current_venv() -> str | None:
     """The plugin environment this interpreter belongs to, or None when it is the machine's python3."""
-    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))  # sys.prefix is not it under -S
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))  # with or without ``site``
     return venv if os.path.exists(os.path.join(venv, STAMP)) else None
-
-
-def use_packages(venv: str) -> None:
-    """Put the environment's site-packages on the path when ``site`` did not (``-S``, a few ms less per start).
-
-    The hooks and the command start the environment's interpreter with ``-S``: all they
-    need from ``site`` is this folder. Appended: the standard library still comes first.
-    """
-    if sys.flags.no_site:
-        version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-        sys.path.append(os.path.join(venv, "lib", version, "site-packages"))

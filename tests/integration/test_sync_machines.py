@@ -66,7 +66,7 @@ class Machine:
     def _skewed(self, script: str, *args: str) -> list[str]:
         """Run ``script`` with the plugin's Python, its clock ``clock_offset`` seconds off."""
         python = str(Path(self.env["BLACKBOARD_VENV"]) / "bin" / "python")
-        return [python, "-I", "-S", "-c", SKEWED_CLOCK, str(self.clock_offset), script, *args]
+        return [python, "-I", "-c", SKEWED_CLOCK, str(self.clock_offset), script, *args]
 
     def hook(self, event: str, session_id: str, **extra: str) -> subprocess.CompletedProcess:
         payload = {"session_id": session_id, "cwd": str(self.clone), "hook_event_name": event, **extra}
@@ -750,13 +750,11 @@ def killing(*a, **k):
         os.kill(os.getpid(), signal.SIGKILL)
     return result
 setattr(module, {function!r}, killing)
-from blackboard.environment import current_venv, use_packages
-use_packages(current_venv())
 from blackboard.cli import run
 sys.exit(run(sys.argv[1:]))
 """
     python = str(Path(machine.env["BLACKBOARD_VENV"]) / "bin" / "python")
-    proc = subprocess.run([python, "-I", "-S", "-c", code, *args], cwd=machine.clone, env=machine.env, timeout=120)
+    proc = subprocess.run([python, "-I", "-c", code, *args], cwd=machine.clone, env=machine.env, timeout=120)
     assert proc.returncode == -signal.SIGKILL
 
 

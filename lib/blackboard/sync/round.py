@@ -257,7 +257,7 @@ def start_background_round(resolver: PathResolver, settings: Settings) -> None:
     read_end, write_end = os.pipe()  # neither is inherited: the round gets read_end as its stdin only
     try:
         subprocess.Popen(
-            [sys.executable, "-I", "-S", launcher, "sync"],
+            [sys.executable, "-I", *(["-S"] if sys.flags.no_site else []), launcher, "sync"],  # as this hook runs
             stdin=read_end,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
