@@ -30,8 +30,8 @@ class ClaudeTask:
 
 def tasks_dir(config_dir: str, session_id: str) -> str | None:
     """``{config dir}/tasks/{session_id}`` when it is a real folder (no link on the way below the config dir)."""
-    if not is_session_id(session_id):
-        return None
+    if not config_dir or not is_session_id(session_id):
+        return None  # "": no Claude Code folder (``Settings.claude_dir``)
     path = config_dir
     for part in ("tasks", session_id):
         path = os.path.join(path, part)

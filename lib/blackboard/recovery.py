@@ -11,13 +11,15 @@ import time
 
 from . import handoff, session
 from .clock import describe_age, epoch_seconds
+from .errors import BlackboardError
 from .meta import ABANDONED, ACTIVE, Meta, read_meta_or_none, update_meta
-from .paths import PathResolver
+from .paths import META_FILE, PathResolver
 from .registry import (
     active_session_ids,
     last_active,
     last_activity,
     mark_unpublished,
+    session_dir,
     unmark_active,
     unmark_unpublished,
 )
@@ -55,7 +57,11 @@ def recover(resolver: PathResolver, current: str, settings: Settings) -> list[st
     for session_id in active_session_ids(resolver):
         if session_id == current:
             continue
-        meta = read_meta_or_none(resolver.meta_path(session_id))
+        try:
+            directory = session_dir(resolver, session_id)
+        except BlackboardError:
+            continue  # a link where its folder should be: `blackboard doctor` names it
+        meta = read_meta_or_none(os.path.join(directory, META_FILE))
         if meta is None or meta.get("status") != ACTIVE:
             if meta is not None or not os.path.isdir(resolver.get_session_blackboard_dir(session_id)):
                 unmark_active(resolver, session_id)  # a marker left behind by a crash
@@ -80,7 +86,7 @@ def abandon(resolver: PathResolver, session_id: str, reason: str, settings: Sett
 
     mark_unpublished(resolver, session_id)  # first: if what follows fails, the next start finishes it
     try:
-        meta = update_meta(resolver.meta_path(session_id), change)
+        meta = update_meta(os.path.join(session_dir(resolver, session_id), META_FILE), change)
     except _NoLongerActive:
         unmark_unpublished(resolver, session_id)
         return False

@@ -198,6 +198,7 @@ def end(resolver: PathResolver, session_id: str, reason: str, settings: Settings
 
 def hand_off(resolver: PathResolver, meta: Meta, settings: Settings) -> None:
     """Write a finished session's final handoff and offer it as the project's latest."""
+    session_dir(resolver, meta["session_id"])  # its board is read for the handoff
     text = summary.handoff_text(resolver, meta, settings)
     handoff.write_session_handoff(resolver, meta["session_id"], text)
     offer_latest(resolver, meta["session_id"], text)
@@ -213,7 +214,11 @@ def publish_pending(resolver: PathResolver, settings: Settings) -> list[str]:
     """Publish the handoffs of finished sessions whose end failed part-way; returns their ids."""
     done = []
     for session_id in unpublished_ids(resolver):
-        meta = read_meta_or_none(resolver.meta_path(session_id))
+        try:
+            directory = session_dir(resolver, session_id)
+        except BlackboardError:
+            continue  # a link where its folder should be: `blackboard doctor` names it; the marker stays
+        meta = read_meta_or_none(os.path.join(directory, META_FILE))
         if meta is not None and meta["status"] != ACTIVE:  # still active: its end never began; recovery decides
             hand_off(resolver, meta, settings)
             done.append(session_id)

@@ -54,7 +54,7 @@ class Settings:
         "env_file",
     )
     environ: Mapping[str, str]
-    home: str  # ``$HOME``, else the account's home folder
+    home: str  # ``$HOME`` when it is an absolute path, else the account's home folder; "" when there is none
     root_source: str | None  # the variable the root comes from, None for the default
     _root: str
     _root_problem: str | None
@@ -67,20 +67,21 @@ class Settings:
     auto_allow: bool  # ``$BLACKBOARD_AUTO_ALLOW``: approve plain board commands without asking
     sync_timeout: float  # ``$BLACKBOARD_SYNC_TIMEOUT``: seconds SessionStart waits for a fetch
     digest: bool  # ``$BLACKBOARD_DIGEST``: whether the hooks capture prompts and edits for the digest
-    claude_dir: str  # ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``: where Claude Code keeps transcripts
+    claude_dir: str  # ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``: where Claude Code keeps transcripts ("": none)
     claude_pid: str | None  # ``$CLAUDE_PID``: the Claude Code process running the hooks
     env_file: str | None  # ``$CLAUDE_ENV_FILE``: where SessionStart exports variables for the Bash tool
 
     def __init__(self, environ: Mapping[str, str]) -> None:
         copy = MappingProxyType(dict(environ))
-        home = copy.get("HOME") or _account_home()
+        home = copy.get("HOME", "")
+        home = home if os.path.isabs(home) else _account_home()
         source = next((name for name in ROOT_VARS if copy.get(name)), None)
         root, problem = _root(copy, source, home)
         named = next(((name, copy[name]) for name in SESSION_ID_VARS if copy.get(name)), None)
         context_chars = _int(copy, "BLACKBOARD_CONTEXT_CHARS", DEFAULT_CONTEXT_CHARS)
         value_chars = _int(copy, "BLACKBOARD_MAX_VALUE_CHARS", DEFAULT_MAX_VALUE_CHARS)
         sync_timeout = _float(copy, "BLACKBOARD_SYNC_TIMEOUT", DEFAULT_SYNC_TIMEOUT)
-        claude_dir = expand_user(copy.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude"), home)
+        claude_dir = expand_user(copy.get("CLAUDE_CONFIG_DIR") or "~/.claude", home)
         values = {
             "environ": copy,
             "home": home,
@@ -96,7 +97,7 @@ class Settings:
             "auto_allow": _flag(copy, "BLACKBOARD_AUTO_ALLOW"),
             "sync_timeout": sync_timeout if 0.1 <= sync_timeout <= 30 else DEFAULT_SYNC_TIMEOUT,  # NaN is not
             "digest": _flag(copy, "BLACKBOARD_DIGEST"),
-            "claude_dir": os.path.abspath(claude_dir),
+            "claude_dir": os.path.normpath(claude_dir) if os.path.isabs(claude_dir) else "",
             "claude_pid": copy.get("CLAUDE_PID") or None,
             "env_file": copy.get("CLAUDE_ENV_FILE") or None,
         }
@@ -127,20 +128,20 @@ def _account_home() -> str:
 
 
 def _root(environ: Mapping[str, str], source: str | None, home: str) -> tuple[str, str | None]:
-    if source is None and not home:
-        return "", "no home folder to keep boards in; set HOME or BLACKBOARD_ROOT"
-    if source is None:
-        return os.path.join(home, ".claude", "blackboard"), None
-    value = expand_user(environ[source], home)
+    given = environ[source] if source is not None else "~/.claude/blackboard"
+    value = expand_user(given, home)
+    if value.startswith("~") and not home:
+        return "", f"no home folder to find {given} in; set HOME, or BLACKBOARD_ROOT to an absolute path"
     if not os.path.isabs(value):
-        return "", f"{source}={environ[source]!r} is a relative path; set it to an absolute one"
+        return "", f"{source}={given!r} is a relative path; set it to an absolute one"
     return os.path.normpath(value), None
 
 
 def expand_user(path: str, home: str) -> str:
-    """``path`` with ``~`` and ``~/…`` in ``home`` (``Settings.home``); ``~user`` is the system's to expand."""
+    """``path`` with ``~`` and ``~/…`` in ``home`` (``Settings.home``), left as it is without one;
+    ``~user`` is the system's to expand."""
     if path == "~" or path.startswith("~/"):
-        return home + path[1:]
+        return os.path.join(home, path[2:]) if home else path
     return os.path.expanduser(path)
 
 

@@ -91,7 +91,13 @@ def assistant_text(record: dict) -> str | None:
 
 def inside_claude_dir(config_dir: str, path: object) -> bool:
     """Whether ``path`` is below ``{config dir}/projects``, reached through no link (the config dir may be one)."""
-    if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path or ".." in path.split(os.sep):
+    if (
+        not config_dir
+        or not isinstance(path, str)
+        or not os.path.isabs(path)
+        or "\0" in path
+        or ".." in path.split(os.sep)
+    ):
         return False  # "link/.." would be checked as one folder up but read through the link
     base = os.path.join(os.path.abspath(config_dir), "projects")
     relative = os.path.relpath(os.path.normpath(path), base)

@@ -104,3 +104,25 @@ def test_doctor_names_every_link(run_hook, project: Path, root: Path, outside: P
 
     problems = [f["problem"] for f in json.loads(doctor.stdout)["findings"]]
     assert any("extra is a symbolic link" in p for p in problems), problems
+
+
+@pytest.mark.parametrize("marker", ["_active", "_unpublished"])
+def test_a_session_linked_away_is_neither_recovered_nor_published_through_the_link(
+    run_hook, project: Path, root: Path, outside: Path, marker: str
+) -> None:
+    """A stuck session (an active marker) or an unfinished end (an unpublished one) whose folder is a link."""
+    run_hook("SessionStart", start_payload("s1", project))
+    meta = json.loads((_board(root) / "sessions" / "s1" / "_meta.json").read_text())
+    meta.update(session_id="s9", claude_pid=2**22 + 7, last_activity="2020-01-01T00:00:00Z")
+    meta.update(status="ended" if marker == "_unpublished" else "active", ended="2020-01-01T00:00:00Z")
+    (outside / "_meta.json").write_text(json.dumps(meta))
+    (_board(root) / "sessions" / "s9").symlink_to(outside)
+    (_board(root) / marker).mkdir(exist_ok=True)
+    (_board(root) / marker / "s9").write_text("")
+    before = sorted(p.name for p in outside.iterdir()), (outside / "_meta.json").read_text()
+
+    started = run_hook("SessionStart", start_payload("s2", project))
+
+    assert started.returncode == 0
+    assert (sorted(p.name for p in outside.iterdir()), (outside / "_meta.json").read_text()) == before
+    assert not (_board(root) / "handoff" / "handoff-s9.md").exists()

@@ -1,5 +1,7 @@
 import os
+import pwd
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -71,3 +73,17 @@ def test_the_author_is_the_option_then_the_agent_then_main() -> None:
     assert Settings({"BLACKBOARD_AGENT": "tester"}).author("reviewer") == "reviewer"
     assert Settings({"BLACKBOARD_AGENT": "tester"}).author(None) == "tester"
     assert Settings({}).author(None) == "main"
+
+
+def test_without_any_home_a_tilde_is_an_error_and_claude_codes_folder_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No HOME and a uid the system does not know: `~` is never read as the root of the file system."""
+    monkeypatch.setattr(pwd, "getpwuid", mock.Mock(side_effect=KeyError))
+    for environ in ({"BLACKBOARD_ROOT": "~/boards"}, {}):
+        with pytest.raises(BlackboardError, match="no home folder to find ~/.*; set HOME"):
+            _ = Settings(environ).root
+    assert Settings({}).claude_dir == Settings({"CLAUDE_CONFIG_DIR": "~/claude"}).claude_dir == ""
+    assert Settings({"CLAUDE_CONFIG_DIR": "/opt/claude"}).claude_dir == "/opt/claude"
+
+
+def test_a_relative_home_is_not_taken_for_one() -> None:
+    assert Settings({"HOME": "relative/home"}).home == pwd.getpwuid(os.getuid()).pw_dir
