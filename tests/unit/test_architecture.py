@@ -69,26 +69,66 @@ def test_no_library_module_is_over_700_lines() -> None:
 
 # The two entry points, which build the run's ``Settings`` from the process's environment (ADR 28).
 READS_THE_ENVIRONMENT = {"hook.py", "cli/__init__.py"}
+ENVIRONMENT_NAMES = {"environ", "environb", "getenv", "putenv", "expanduser", "expandvars"}
+STARTS_A_PROCESS = {"run", "Popen", "call", "check_call", "check_output"}
 
 
 def _environment_reads(path: Path) -> list:
-    """Where a file reads the process's environment: ``os.environ``, ``os.getenv``, ``os.path.expanduser``."""
+    """Where a file reads the process's environment, or starts a process that inherits it (no ``env=``).
+
+    ``os.environ``, ``os.getenv``, ``os.path.expanduser`` and ``expandvars`` (they read ``HOME``
+    and the rest), and the same names imported from ``os`` or ``os.path``; ``subprocess`` calls
+    without ``env=``. In ``settings.py``, ``expand_user`` may leave ``~user`` to the system.
+    """
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        of_os = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os"
-        if of_os and node.attr in ("environ", "environb", "getenv") or getattr(node, "attr", "") == "expanduser":
-            found.append(f"{node.attr} at line {node.lineno}")
+    tree = ast.parse(path.read_text())
+    allowed = {
+        id(node)
+        for function in ast.walk(tree)
+        if isinstance(function, ast.FunctionDef) and function.name == "expand_user" and path.name == "settings.py"
+        for node in ast.walk(function)
+    }
+    for node in ast.walk(tree):
+        if id(node) in allowed:
+            continue
+        if isinstance(node, ast.Attribute) and node.attr in ENVIRONMENT_NAMES:
+            of_os = isinstance(node.value, ast.Name) and node.value.id == "os"
+            if of_os or node.attr.startswith("expand"):  # ``settings.environ`` is the run's own copy
+                found.append(f"{node.attr} at line {node.lineno}")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "os.path"):
+            found += [f"{a.name} at line {node.lineno}" for a in node.names if a.name in ENVIRONMENT_NAMES]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STARTS_A_PROCESS:
+            of_subprocess = isinstance(node.func.value, ast.Name) and node.func.value.id == "subprocess"
+            if of_subprocess and not any(keyword.arg == "env" for keyword in node.keywords):
+                found.append(f"subprocess.{node.func.attr} without env= at line {node.lineno}")
     return found
 
 
-@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(LIB)))
+def _every_source() -> list:
+    return sorted(LIB.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", _every_source(), ids=lambda p: str(p.relative_to(LIB)))
 def test_only_the_entry_points_read_the_environment(path: Path) -> None:
     """Settings are read once, where the plugin starts, and passed down: no module reads them behind its caller."""
     name = str(path.relative_to(LIB))
     reads = _environment_reads(path)
     if name in READS_THE_ENVIRONMENT:
         assert reads, f"{name} builds the run's settings from os.environ"
-    elif name == "settings.py":  # builds from the environment it is handed; ``~user`` is the system's to expand
-        assert all("expanduser" in read for read in reads), reads
     else:
         assert not reads, f"{name} reads the environment itself: take settings from the caller instead"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from os import environ",
+        "from os.path import expanduser",
+        "import os\nos.path.expandvars('$HOME')",
+        "import os\nos.getenv('X')",
+        "import subprocess\nsubprocess.run(['git'])",
+    ],
+)
+def test_the_environment_check_sees_each_way_in(tmp_path: Path, source: str) -> None:
+    (tmp_path / "m.py").write_text(source + "\n")
+    assert _environment_reads(tmp_path / "m.py")
