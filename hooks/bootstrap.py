@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from typing import TextIO
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 
@@ -98,40 +99,53 @@ def main(venv: str, requirements: str, now: bool = False) -> int:
     ``RETRY_SECONDS``, at once for other requirements, or now with ``now`` (``--now``):
     every ``blackboard`` call would otherwise spend seconds failing again.
     """
+    if ready(venv, requirements):
+        return 0
+    parent = os.path.dirname(os.path.abspath(venv))
+    try:
+        os.makedirs(parent, exist_ok=True)
+        with open(f"{venv}.lock", "w") as lock, open(f"{venv}.build.log", "a") as log:
+            status = _build_locked(venv, requirements, now, lock, log)
+    except OSError as exc:  # no folder for it (a read-only home, a path under /proc): one line, no traceback
+        sys.stderr.write(
+            f"blackboard: no place for its Python environment at {venv} ({exc.strerror or exc}); "
+            "set BLACKBOARD_VENV to a folder you can write\n"
+        )
+        return 1
+    if status == 0:
+        _forget_failure(f"{venv}.failed")
+    return status
+
+
+def _build_locked(venv: str, requirements: str, now: bool, lock: TextIO, log: TextIO) -> int:
+    """``main``'s build, under its lock: 0 when the environment is ready."""
     import fcntl  # not filelock: this builds the environment filelock comes in (ADR 25)
     import subprocess
     import time
 
-    if ready(venv, requirements):
-        return 0
-    parent = os.path.dirname(os.path.abspath(venv))
-    os.makedirs(parent, exist_ok=True)
     failed = f"{venv}.failed"
     by_hand = f"{sys.executable} {os.path.abspath(__file__)} --now {venv} {requirements}"
-    with open(f"{venv}.lock", "w") as lock, open(f"{venv}.build.log", "a") as log:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent first sessions wait for one build
-        if ready(venv, requirements):
-            return 0
-        reason = _recent_failure(failed, requirements)
-        if reason and not now:
-            minutes = max(round(RETRY_SECONDS - (time.time() - os.path.getmtime(failed))) // 60, 1)
-            sys.stderr.write(
-                f"blackboard: its Python environment could not be built ({reason}); it is tried again "
-                f"in {minutes} min, or now with: {by_hand}\n"
-            )
-            return 1
-        log.write(f"--- {now_iso()} building {venv}\n")
-        try:
-            build(venv, requirements, log)
-        except (OSError, subprocess.SubprocessError) as exc:
-            log.write(f"failed: {exc}\n")
-            _remember_failure(failed, requirements, str(exc))
-            sys.stderr.write(
-                f"blackboard: could not build its Python environment ({exc}); see {venv}.build.log, "
-                f"then run: {by_hand}\n"
-            )
-            return 1
-    _forget_failure(failed)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent first sessions wait for one build
+    if ready(venv, requirements):
+        return 0
+    reason = _recent_failure(failed, requirements)
+    if reason and not now:
+        minutes = max(round(RETRY_SECONDS - (time.time() - os.path.getmtime(failed))) // 60, 1)
+        sys.stderr.write(
+            f"blackboard: its Python environment could not be built ({reason}); it is tried again "
+            f"in {minutes} min, or now with: {by_hand}\n"
+        )
+        return 1
+    log.write(f"--- {now_iso()} building {venv}\n")
+    try:
+        build(venv, requirements, log)
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.write(f"failed: {exc}\n")
+        _remember_failure(failed, requirements, str(exc))
+        sys.stderr.write(
+            f"blackboard: could not build its Python environment ({exc}); see {venv}.build.log, then run: {by_hand}\n"
+        )
+        return 1
     return 0
 
 

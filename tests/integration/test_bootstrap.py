@@ -149,6 +149,21 @@ def test_an_environment_that_cannot_be_built_fails_open(tmp_path: Path, repo: Pa
     assert "acme/widget" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
+def test_an_environment_with_no_place_to_go_costs_one_line_and_the_session_goes_on(tmp_path: Path, repo: Path) -> None:
+    """CLAUDE_PLUGIN_DATA under a regular file: no folder can be made there, and no traceback is shown."""
+    plugin = _plugin_copy(tmp_path)
+    (tmp_path / "a-file").write_text("")
+
+    result = _start(plugin, tmp_path / "a-file" / "data", repo, os.environ["PATH"])
+
+    assert result.returncode == 0
+    assert result.stderr.decode().splitlines() == [
+        f"blackboard: no place for its Python environment at {tmp_path}/a-file/data/venv (Not a directory); "
+        "set BLACKBOARD_VENV to a folder you can write"
+    ]
+    assert "acme/widget" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
 def test_the_command_says_in_one_line_why_it_has_no_environment_and_does_not_rebuild_each_time(
     tmp_path: Path, repo: Path
 ) -> None:
