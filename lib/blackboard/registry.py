@@ -156,6 +156,11 @@ def mark_touched(resolver: PathResolver, session_id: str) -> None:
         _mark(resolver, resolver.sync_touched_marker(session_id))
 
 
+def unmark_removed(resolver: PathResolver, session_id: str) -> None:
+    """A session begun again here after a cleanup removed it: that removal is no longer to be sent."""
+    _unmark(resolver, resolver.sync_removed_marker(session_id))
+
+
 def unmark_active(resolver: PathResolver, session_id: str) -> None:
     """Remove the session's active marker, if any (never through a link)."""
     _unmark(resolver, resolver.active_marker(session_id))

@@ -22,6 +22,7 @@ from .registry import (
     mark_unpublished,
     session_dir,
     unmark_active,
+    unmark_removed,
     unmark_unpublished,
     unpublished_ids,
 )
@@ -59,6 +60,9 @@ def start(
     if existing is None:
         parent = _parent_for(resolver, session_id, source, settings)
         _create(resolver, session_id, source, payload, parent, settings)
+        # resumed after a cleanup removed it (`claude --resume ID`): sent again, never removed for good
+        unmark_removed(resolver, session_id)
+        mark_touched(resolver, session_id)
     mark_active(resolver, session_id)
     return Started(resolver.get_session_blackboard_dir(session_id), existing is not None)
 

@@ -5,6 +5,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Optional
 from unittest import mock
 
 import pytest
@@ -1344,3 +1345,127 @@ def test_a_round_whose_state_names_a_commit_no_longer_here_reads_the_whole_tree_
 
     assert "b2" in done.imported and done.pushed == 1
     assert sync.State.load(alpha).imported == Store(alpha.sync_repo, os.environ).resolve("refs/fetched")
+
+
+def _own_meta(beta: PathResolver, session_id: str, host: str = "alpha") -> bytes:
+    """Beta's b1 metadata, renamed and said to be ``host``'s."""
+    meta = json.loads(Path(beta.meta_path("b1")).read_text())
+    meta["session_id"], meta["host"] = session_id, host
+    return json.dumps(meta).encode()
+
+
+@pytest.mark.parametrize("kind", ["file", "dangling-link", "link-loop"])
+def test_an_odd_local_entry_named_like_an_own_session_never_stops_a_round(tmp_path: Path, bare: str, kind: str) -> None:
+    alpha, beta = _beta_session(tmp_path, bare)
+    target = Path(alpha.sessions_dir, "x1")
+    if kind == "file":
+        target.write_text("a stray file")
+    elif kind == "dangling-link":
+        target.symlink_to(tmp_path / "gone")
+    else:
+        target.symlink_to(target)
+    _hostile(bare, {"sessions/x1/_meta.json": _own_meta(beta, "x1")})  # the remote: "x1 is alpha's"
+    _ended(alpha, "a1", "alpha")
+
+    done = _round(alpha, "alpha")
+
+    assert done.pushed == 1
+
+
+def test_a_dangling_link_left_by_hand_for_a_pushed_session_never_stops_a_round(tmp_path: Path, bare: str) -> None:
+    """No hostile remote: alpha's own a1, pushed; its folder later moved out and linked (the link now dangles)."""
+    alpha, beta = _beta_session(tmp_path, bare)
+    _ended(alpha, "a1", "alpha")
+    _round(alpha, "alpha")
+    moved = tmp_path / "elsewhere"
+    shutil.move(alpha.get_session_blackboard_dir("a1"), moved)
+    Path(alpha.get_session_blackboard_dir("a1")).symlink_to(moved)
+    shutil.rmtree(moved)  # the disk it lived on is gone
+    shutil.rmtree(alpha.sync_repo)  # (or a rewritten remote) the next import reads the whole tree
+    _ended(beta, "b2", "beta")
+    _round(beta, "beta")
+
+    assert "b2" in _round(alpha, "alpha").imported
+
+
+def _junk(n: int) -> dict:
+    junk = os.urandom(1 << 20)
+    return {f"junk/{n}-{i}": junk[i << 18 : (i + 1) << 18] for i in range(4)}
+
+
+def _grow_until_refused(alpha: PathResolver, bare: str, base: dict, rounds: int = 12) -> tuple[Optional[int], int]:
+    sent = dict(base)
+    for n in range(rounds):
+        sent.update(_junk(n))
+        for path in [p for p in base if p.endswith("_meta.json")]:  # touched: listed whole every round
+            meta = json.loads(base[path])
+            meta["round"] = n
+            sent[path] = json.dumps(meta).encode()
+        _hostile(bare, sent)
+        try:
+            _round(alpha, "alpha")
+        except TooLarge:
+            return n, _repo_bytes(alpha)
+    return None, _repo_bytes(alpha)
+
+
+def _fake_own(beta: PathResolver, session_id: str, size: int) -> dict:
+    """The remote's 'copy' of an own session: one zero blob named by every board file and the handoff."""
+    zeros = bytes(size)
+    files = {f"sessions/{session_id}/{n}": zeros for n in ("session-notes.md", "active-tasks.md", "shared-context.md")}
+    files[f"sessions/{session_id}/_meta.json"] = _own_meta(beta, session_id)
+    return files
+
+
+@pytest.mark.parametrize("case", ["control", "active-session", "stray-big-file", "linked-folder"])
+def test_a_remote_that_fattens_this_machines_unsent_sessions_keeps_no_more_here_round_after_round(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 1 << 20)
+    alpha, beta = _beta_session(tmp_path, bare)
+    base: dict = {}
+    if case == "active-session":  # alpha works in act1 (4 MiB of notes): never sent, so never in state.pushed
+        with mock.patch.dict(os.environ, BLACKBOARD_HOST="alpha"):
+            session.start(alpha, "act1", "startup", {"cwd": alpha.root}, settings_now())
+        with open(alpha.board_file("act1", "notes"), "a") as notes:
+            notes.write(os.urandom(2 << 20).hex())
+        base = _fake_own(beta, "act1", 5 << 20)
+    elif case == "stray-big-file":  # an own active session (never sent) with a sparse stray file in its folder
+        with mock.patch.dict(os.environ, BLACKBOARD_HOST="alpha"):
+            session.start(alpha, "act1", "startup", {"cwd": alpha.root}, settings_now())
+        with open(Path(alpha.get_session_blackboard_dir("act1"), "dump.bin"), "wb") as f:
+            f.truncate(1 << 30)  # 1 GiB by st_size, nothing on disk
+        base = _fake_own(beta, "act1", 5 << 20)
+    elif case == "linked-folder":  # a folder linked to one holding a sparse 1 GiB file (no meta: host None)
+        big = tmp_path / "big"
+        big.mkdir()
+        with open(big / "f", "wb") as f:
+            f.truncate(1 << 30)
+        Path(alpha.sessions_dir, "l1").symlink_to(big)
+        base = _fake_own(beta, "l1", 5 << 20)
+    refused_at, on_disk = _grow_until_refused(alpha, bare, base)
+    assert refused_at is not None and on_disk < 4 << 20
+
+
+def test_a_session_removed_here_is_not_imported_back_on_a_whole_tree_read(tmp_path: Path, bare: str) -> None:
+    alpha, beta = _beta_session(tmp_path, bare)
+    shutil.rmtree(alpha.get_session_blackboard_dir("b1"))
+    sync.record_removal(alpha, "b1")
+    shutil.rmtree(alpha.sync_repo)
+    os.rename(alpha.sync_file("state.json"), alpha.sync_file("state.json") + ".aside")
+    done = _round(alpha, "alpha")
+    assert "b1" not in done.imported and "sessions/b1/_meta.json" not in _remote_paths(bare)
+
+
+def test_a_session_resumed_here_after_a_cleanup_removed_it_is_not_deleted_from_the_remote(
+    tmp_path: Path, bare: str
+) -> None:
+    alpha, beta = _beta_session(tmp_path, bare)
+    _ended(alpha, "a1", "alpha")
+    _round(alpha, "alpha")
+    shutil.rmtree(alpha.get_session_blackboard_dir("a1"))
+    sync.record_removal(alpha, "a1")  # cleanup; no round ran since
+    _ended(alpha, "a1", "alpha", note="resumed")  # claude --resume a1: the board starts afresh
+    _round(alpha, "alpha")
+    _round(alpha, "alpha")
+    assert "sessions/a1/_meta.json" in _remote_paths(bare)

@@ -84,7 +84,8 @@ def import_commit(
         written = layout.taken_bytes - layout.bytes_of(mine)
         # Those the state does not know as sent (it was started afresh) may sit in the repository
         # too: as much room for each as it holds here, no more.
-        room = written + sum(min(layout.bytes_of([i]), _bytes_held(resolver, i)) for i in mine if i not in state.pushed)
+        unsent = [i for i in mine if i not in state.pushed] if state.imported is None else []
+        room = written + sum(min(layout.bytes_of([i]), _board_bytes(resolver, i)) for i in unsent)
         too_large = layout.too_large(held, written) or _keeps_too_much(store, state, room, commit, deadline)
         if too_large:
             raise TooLarge(f"{too_large}; refused, nothing kept")
@@ -335,6 +336,15 @@ def _bytes_held(resolver: PathResolver, session_id: str) -> int:
     with contextlib.suppress(FileNotFoundError):
         held += os.lstat(resolver.handoff_path(session_id)).st_size
     return held
+
+
+def _board_bytes(resolver: PathResolver, session_id: str) -> int:
+    """What this machine would send of its own session: its board files and handoff, each at most the cap;
+    nothing for a folder that is a link or no folder (sync never sends one)."""
+    directory = resolver.get_session_blackboard_dir(session_id)
+    if os.path.islink(directory) or not os.path.isdir(directory):
+        return 0
+    return signature_bytes(session_signature(resolver, session_id))
 
 
 def _measure_unmeasured(resolver: PathResolver, state: State) -> None:
