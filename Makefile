@@ -29,13 +29,13 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy
 
 unit: $(VENV)/.installed
-	$(VENV)/bin/pytest -m "not e2e"
+	$(VENV)/bin/pytest -n auto -m "not e2e"
 
 unit-pythons: $(VENV)/.installed
 	$(VENV)/bin/python scripts/unit_on_pythons.py
 
 test: lint $(CLAUDE)
-	BLACKBOARD_CLAUDE=$(CURDIR)/$(CLAUDE) $(VENV)/bin/pytest
+	BLACKBOARD_CLAUDE=$(CURDIR)/$(CLAUDE) $(VENV)/bin/pytest -n auto
 	$(VENV)/bin/python scripts/unit_on_pythons.py
 
 clean:

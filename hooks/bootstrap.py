@@ -63,19 +63,15 @@ def build(venv: str, requirements: str, log) -> None:
             [uv, "pip", "install", "--python", os.path.join(temp, "bin", "python"), "-r", requirements],
         ]
     else:
-        steps = [
-            [python, "-m", "venv", temp],
-            [
-                os.path.join(temp, "bin", "python"),
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "-q",
-                "-r",
-                requirements,
-            ],
-        ]
+        pip = ["pip", "install", "--disable-pip-version-check", "-q", "-r", requirements]
+        target = os.path.join(temp, "bin", "python")
+        if _pip_installs_elsewhere(python):  # seconds less than a pip of the environment's own (ensurepip)
+            steps = [
+                [python, "-m", "venv", "--without-pip", temp],
+                [python, "-m", pip[0], "--python", target, *pip[1:]],
+            ]
+        else:
+            steps = [[python, "-m", "venv", temp], [target, "-m", *pip]]
     try:
         for step in steps:
             log.write(f"$ {' '.join(step)}\n")
@@ -90,6 +86,17 @@ def build(venv: str, requirements: str, log) -> None:
         shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def _pip_installs_elsewhere(python: str) -> bool:
+    """Whether ``python``'s own pip can install into another environment (``--python``, pip 22.3 and later)."""
+    import subprocess
+
+    code = "import pip, sys; sys.exit(tuple(map(int, pip.__version__.split('.')[:2])) < (22, 3))"
+    try:
+        return subprocess.run([python, "-c", code], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
 def main(venv: str, requirements: str, now: bool = False) -> int:

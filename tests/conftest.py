@@ -55,8 +55,15 @@ def resolver(project: Path, root: Path) -> PathResolver:
 
 @pytest.fixture(scope="session")
 def hook_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The hooks' virtual environment, built once by the plugin's own bootstrap."""
-    venv = tmp_path_factory.mktemp("plugin-data") / "venv"
+    """The hooks' virtual environment, built once by the plugin's own bootstrap.
+
+    Under pytest-xdist every worker asks for it in one folder the workers share: the bootstrap
+    builds it once under its lock, as concurrent Claude Code sessions do, and the others wait.
+    """
+    shared = os.environ.get("PYTEST_XDIST_WORKER") is not None
+    base = tmp_path_factory.getbasetemp()
+    venv = (base.parent if shared else base) / "plugin-data" / "venv"
+    venv.parent.mkdir(exist_ok=True)
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     subprocess.run(
         [sys.executable, str(REPO / "hooks" / "bootstrap.py"), str(venv), str(REPO / "requirements.txt")],

@@ -1,8 +1,11 @@
 """Plain helpers shared by the tests (fixtures live in conftest.py)."""
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -33,11 +36,26 @@ def open_work_section(context: str) -> str:
 def make_git_project(
     path: Path, remote: Optional[str] = "git@github.com:acme/widget.git", branch: str = "main"
 ) -> Path:
+    """A git checkout at ``path`` on ``branch`` with ``remote`` as its origin, made by git.
+
+    Git makes each kind once per test process; every checkout after that is a copy of its
+    ``.git``, which holds no path of its own. Two processes per test cost more than the test
+    on Python 3.9, whose subprocess forks the whole pytest process.
+    """
     path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", "-b", branch, str(path)], check=True)
-    if remote:
-        subprocess.run(["git", "-C", str(path), "remote", "add", "origin", remote], check=True)
+    template = _GIT_TEMPLATES.get((remote, branch))
+    if template is None:
+        template = Path(tempfile.mkdtemp(prefix="git-template-"))
+        atexit.register(shutil.rmtree, template, True)
+        subprocess.run(["git", "init", "-q", "-b", branch, str(template)], check=True)
+        if remote:
+            subprocess.run(["git", "-C", str(template), "remote", "add", "origin", remote], check=True)
+        _GIT_TEMPLATES[(remote, branch)] = template
+    shutil.copytree(template / ".git", path / ".git", symlinks=True)
     return path
+
+
+_GIT_TEMPLATES: dict[tuple[Optional[str], str], Path] = {}
 
 
 def hook_argv(event: str) -> list[str]:
@@ -166,3 +184,39 @@ def run_cli(*args: str, stdin: str = "", env: Optional[dict] = None) -> "tuple[i
 def settings_now(**overrides: str) -> Settings:
     """The settings a hook or the command would read now: the test's environment, with ``overrides``."""
     return Settings({**os.environ, **overrides})
+
+
+def wait_until_reading_a_pipe(pid: int, timeout: float = 60) -> None:
+    """Wait until process ``pid``, or a process it started, blocks reading a pipe (its stdin).
+
+    A fixed sleep is not enough on a loaded machine: the interpreter may still be starting.
+    Linux tells through ``/proc/{pid}/wchan``; elsewhere this waits two seconds.
+    """
+    import time
+
+    if not os.path.isdir(f"/proc/{pid}"):
+        time.sleep(2)
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any("pipe_read" in _proc_text(p, "wchan") for p in _process_tree(pid)):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} never waited on its stdin")
+
+
+def _process_tree(pid: int) -> list[int]:
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        pending += [int(c) for c in _proc_text(current, f"task/{current}/children").split()]
+    return found
+
+
+def _proc_text(pid: int, name: str) -> str:
+    try:
+        with open(f"/proc/{pid}/{name}") as handle:
+            return handle.read()
+    except OSError:
+        return ""

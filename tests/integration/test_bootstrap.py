@@ -81,7 +81,42 @@ def test_first_session_builds_the_environment_with_pip(tmp_path: Path, repo: Pat
     assert result.returncode == 0, result.stderr
     assert result.stderr == b"", result.stderr
     _assert_ready(data / "venv", plugin)
-    assert "-m venv" in (data / "venv.build.log").read_text()
+    log = (data / "venv.build.log").read_text()
+    assert "-m venv --without-pip" in log and "-m pip --python" in log  # the machine's pip installs it
+
+
+def _bootstrap():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(REPO / "hooks"))
+    try:
+        import bootstrap
+    finally:
+        sys.path.remove(str(REPO / "hooks"))
+    return bootstrap
+
+
+def test_a_python_without_a_pip_of_its_own_is_told_apart(tmp_path: Path) -> None:
+    bare = tmp_path / "no-pip"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    bootstrap = _bootstrap()
+    assert bootstrap._pip_installs_elsewhere(str(Path(sys.base_prefix) / "bin" / "python3"))
+    assert not bootstrap._pip_installs_elsewhere(str(bare / "bin" / "python"))
+    assert not bootstrap._pip_installs_elsewhere(str(tmp_path / "no-python-here"))
+
+
+@pytest.mark.slow
+def test_a_python_whose_pip_cannot_install_elsewhere_builds_with_a_pip_of_the_environments_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """macOS's own Python 3.9 comes with pip 21, which has no ``--python``."""
+    bootstrap = _bootstrap()
+    monkeypatch.setattr(bootstrap, "_pip_installs_elsewhere", lambda python: False)
+    monkeypatch.setenv("PATH", _path_without_uv(tmp_path))
+    venv, log = tmp_path / "venv", tmp_path / "build.log"
+    with log.open("w") as handle:
+        bootstrap.build(str(venv), str(REPO / "requirements.txt"), handle)
+    _assert_ready(venv, REPO)
+    assert "--without-pip" not in log.read_text()
+    assert (venv / "bin" / "pip").exists()
 
 
 def _oldest_python() -> Optional[str]:

@@ -12,7 +12,7 @@ import pytest
 
 from blackboard import entries, session
 from blackboard.paths import PathResolver
-from helpers import REPO, settings_now
+from helpers import REPO, settings_now, wait_until_reading_a_pipe
 
 LAUNCHER = str(REPO / "bin" / "blackboard")
 # Each process sleeps until a shared instant, then becomes `blackboard ARGS`.
@@ -113,7 +113,7 @@ def test_ctrl_c_exits_130_without_a_traceback(env: dict, project: Path) -> None:
         text=True,
         start_new_session=True,
     )
-    time.sleep(2)  # past the interpreter's start and click's import
+    wait_until_reading_a_pipe(proc.pid)  # past the interpreter's start and click's import
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal sends to the foreground process group
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
@@ -145,8 +145,10 @@ def test_twelve_claimants_of_one_key_one_wins(env: dict, project: Path, resolver
     assert entries.parse((board / "shared-context.md").read_text())[0] == []
 
 
-def test_eight_writers_320_notes_each_exactly_once(env: dict, project: Path, resolver: PathResolver) -> None:
-    loop = 'for i in $(seq 1 40); do "$0" --author "w$1" note "note $1-$i" || exit 1; done'
+def test_eight_writers_at_once_each_note_exactly_once(env: dict, project: Path, resolver: PathResolver) -> None:
+    # Eight command processes appending at once, ten notes each; the library's own appends
+    # are hammered harder in tests/unit/test_fsutil.py, and 16 x 200 in `make bench`.
+    loop = 'for i in $(seq 1 10); do "$0" --author "w$1" note "note $1-$i" || exit 1; done'
     start = time.time() + 1.5
     procs = [
         subprocess.Popen(
@@ -164,5 +166,5 @@ def test_eight_writers_320_notes_each_exactly_once(env: dict, project: Path, res
     notes, problems = entries.parse((Path(resolver.get_session_blackboard_dir("s1")) / "session-notes.md").read_text())
     assert problems == []
     bodies = [n.body for n in notes]
-    assert sorted(bodies) == sorted(f"note {w}-{i}" for w in range(8) for i in range(1, 41))
-    assert sorted(int(n.id[1:]) for n in notes) == list(range(1, 321))  # ids unique and gapless
+    assert sorted(bodies) == sorted(f"note {w}-{i}" for w in range(8) for i in range(1, 11))
+    assert sorted(int(n.id[1:]) for n in notes) == list(range(1, 81))  # ids unique and gapless

@@ -21,10 +21,11 @@ def _iso(days_ago: float) -> str:
 
 
 def _session(resolver: PathResolver, session_id: str, status: str, days_ago: float) -> None:
-    session.start(resolver, session_id, "startup", {}, settings_now())
+    quiet = settings_now(BLACKBOARD_DIGEST="0")  # what git says of the checkout is no concern of cleanup's
+    session.start(resolver, session_id, "startup", {}, quiet)
     board.Board(resolver, session_id).note("some work", "main")
     if status != "active":
-        session.end(resolver, session_id, "other", settings_now())
+        session.end(resolver, session_id, "other", quiet)
     update_meta(
         resolver.meta_path(session_id),
         lambda m: m.update({"status": status, "ended": _iso(days_ago), "last_activity": _iso(days_ago)}),

@@ -98,15 +98,23 @@ def test_the_environment_and_the_root_are_checked(tmp_path: Path) -> None:
 
 
 def _hold(path: str, seconds: float) -> None:
+    """Hold the lock until the test lets go (``_let_go``), at most ``seconds``."""
     from blackboard.locks import file_lock
 
+    deadline = time.monotonic() + seconds
     with file_lock(path[: -len(".lock")]):
-        time.sleep(seconds)
+        while not os.path.exists(path + ".go") and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
+def _let_go(holder: multiprocessing.process.BaseProcess, lock: str) -> None:
+    Path(lock + ".go").write_text("")
+    holder.join(30)
 
 
 def _start_holder(lock: str, since: float | None) -> multiprocessing.process.BaseProcess:
     """A process holding ``lock``; with ``since``, the file is stamped as if taken that long ago."""
-    holder = multiprocessing.get_context("spawn").Process(target=_hold, args=(lock, 5.0))
+    holder = multiprocessing.get_context("spawn").Process(target=_hold, args=(lock, 30.0))
     holder.start()
     deadline = time.time() + 20
     while not _held(lock):
@@ -143,7 +151,7 @@ def test_a_lock_held_for_long_is_reported_but_never_removed(resolver: PathResolv
     assert "fuser" in finding.fix
     assert not finding.fixed
     assert os.path.exists(lock)
-    holder.join(30)
+    _let_go(holder, lock)
     assert _problems(root) == []  # released: an idle lock file is no problem
 
 
@@ -157,7 +165,7 @@ def test_an_old_lock_file_taken_just_now_is_no_problem(resolver: PathResolver, r
     try:
         assert _problems(root) == []
     finally:
-        holder.join(30)
+        _let_go(holder, lock)
 
 
 def test_a_session_folder_without_metadata_is_reported(resolver: PathResolver, root: Path) -> None:

@@ -19,9 +19,17 @@ from blackboard.errors import BlackboardError
 
 
 def _hold(path: str, seconds: float) -> None:
+    """Hold the lock until the test lets go (``_let_go``), at most ``seconds``."""
+    deadline = time.monotonic() + seconds
     with locks.file_lock(path):
         Path(path + ".held").write_text("")
-        time.sleep(seconds)
+        while not os.path.exists(path + ".go") and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
+def _let_go(holder: multiprocessing.process.BaseProcess, path: str) -> None:
+    Path(path + ".go").write_text("")
+    holder.join(30)
 
 
 def _start_holder(path: str, seconds: float) -> multiprocessing.process.BaseProcess:
@@ -36,7 +44,7 @@ def _start_holder(path: str, seconds: float) -> multiprocessing.process.BaseProc
 
 def test_a_lock_another_process_holds_times_out_with_a_fix_and_is_free_once_it_ends(tmp_path: Path) -> None:
     path = str(tmp_path / "board.md")
-    holder = _start_holder(path, 2.0)
+    holder = _start_holder(path, 30.0)
     assert locks.try_lock(path) is None
     started = time.monotonic()
     with (
@@ -45,7 +53,7 @@ def test_a_lock_another_process_holds_times_out_with_a_fix_and_is_free_once_it_e
     ):
         pass
     assert time.monotonic() - started >= 0.3
-    holder.join(30)
+    _let_go(holder, path)
     with locks.file_lock(path, timeout=5):  # free again; and it is the kernel's lock on the same file
         fd = os.open(path + ".lock", os.O_RDONLY)
         with pytest.raises(BlockingIOError):
@@ -105,13 +113,13 @@ def test_a_lock_is_taken_where_its_file_cannot_be_stamped(tmp_path: Path, monkey
 def test_held_for_tells_a_held_lock_from_a_free_one_without_taking_it(tmp_path: Path) -> None:
     path = str(tmp_path / "board.md")
     assert locks.held_for(path + ".lock") is None  # none yet
-    holder = _start_holder(path, 3.0)
+    holder = _start_holder(path, 30.0)
     try:
         os.utime(path + ".lock", (time.time() - 3600, time.time() - 3600))
         assert locks.held_for(path + ".lock") >= 3500
         assert locks.held_for(path + ".lock") >= 3500  # asking changed nothing
     finally:
-        holder.join(30)
+        _let_go(holder, path)
     assert locks.held_for(path + ".lock") is None
 
 

@@ -198,9 +198,10 @@ def _ended(resolver: PathResolver, session_id: str, host: str, note: str = "a fi
     from blackboard import board, session
 
     with mock.patch.dict(os.environ, BLACKBOARD_HOST=host):  # the machine's name, in its metadata and handoff
-        session.start(resolver, session_id, "startup", {"cwd": resolver.root}, settings_now())
+        quiet = settings_now(BLACKBOARD_DIGEST="0")  # no checkout here for git to be asked about
+        session.start(resolver, session_id, "startup", {"cwd": resolver.root}, quiet)
         board.Board(resolver, session_id).note(note, "main")
-        session.end(resolver, session_id, "other", settings_now())
+        session.end(resolver, session_id, "other", quiet)
 
 
 def _round(resolver: PathResolver, host: str) -> sync.Round:
