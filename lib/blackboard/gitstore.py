@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 
 from .errors import BlackboardError
-from .fsutil import names_in, read_bounded
+from .fsutil import append_text, names_in, read_bounded
 
 BLOB, GITLINK = "blob", "160000"
 MAX_ENTRIES = 100_000  # files of a remote tree one round reads: about 20 000 sessions
@@ -42,6 +42,11 @@ REPOSITORY_ENV = (
     "GIT_NAMESPACE",
     "GIT_QUARANTINE_PATH",
 )
+# The private repository never collects garbage or maintains itself on its own (``Tidying`` does),
+# and keeps no reflog.
+OWN_CONFIG = "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n[core]\n\tlogAllRefUpdates = false\n"
+GC_LOOSE = 6700  # git's own gc.auto: loose objects before ``gc --auto`` packs them
+GC_PACKS = 50  # git's gc.autoPackLimit is 50 too: packs before ``gc --auto`` packs them into one
 # Transports that run commands are refused whatever the user's configuration says, and
 # paths from a remote tree are never read as pathspec magic (``:(attr:…)``).
 SAFE_CONFIG = ("-c", "protocol.ext.allow=never", "-c", "protocol.fd.allow=never", "--literal-pathspecs")
@@ -87,8 +92,9 @@ class Store:
             return
         # 0600: what git writes is this user's alone (folders 0700), whatever the umask
         self.run(["init", "--bare", "--quiet", "--shared=0600", self.git_dir], bare=False)
-        for key, value in (("gc.auto", "0"), ("maintenance.auto", "false"), ("core.logAllRefUpdates", "false")):
-            self.run(["config", key, value])
+        # Three settings in one write (a `git config` each would be three processes more): the
+        # repository was made this instant, and its config file holds what git wrote there.
+        append_text(os.path.join(self.git_dir, "config"), OWN_CONFIG)
 
     def argv(self, args: list[str], bare: bool = True) -> list[str]:
         return ["git", *SAFE_CONFIG, *([f"--git-dir={self.git_dir}"] if bare else []), *args]
@@ -223,6 +229,13 @@ class Store:
         sizes = [0, *self.pack_sizes().values()]
         return sum(sizes) - max(sizes)
 
+    def gc_due(self) -> bool:
+        """Whether ``git gc --auto`` would pack: git's own look at ``objects/17`` and the number of packs."""
+        sample = [n for n in names_in(os.path.join(self.git_dir, "objects", "17")) if len(n) in (38, 62)]
+        kept = {n[: -len(".keep")] for n in self._pack_files(lambda name: name.endswith(".keep"))}
+        packs = [n for n in self.pack_sizes() if n[: -len(".pack")] not in kept]
+        return len(sample) > -(-GC_LOOSE // 256) or len(packs) > GC_PACKS
+
     def pack_sizes(self) -> dict[str, int]:
         """Each pack's name and size in bytes."""
         return self._pack_files(lambda name: name.endswith(".pack"))
@@ -329,28 +342,42 @@ class Tidying:
     says why, and the next round packs again.
     """
 
-    CONFIG = ("-c", "gc.auto=6700", "-c", "gc.autoPackLimit=50", "-c", "gc.autoDetach=false")
+    CONFIG = ("-c", f"gc.auto={GC_LOOSE}", "-c", f"gc.autoPackLimit={GC_PACKS}", "-c", "gc.autoDetach=false")
 
     def __init__(self, store: Store, deadline: float | None) -> None:
         self.store, self.deadline = store, deadline
         self.problem: str | None = None
+        self.started = False
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Tidying:
         return self
 
-    def start(self) -> subprocess.Popen[bytes]:
-        """Start gc, once: packing everything when history is over its bound, else only when git says so."""
-        if self.proc is None:
-            due = [] if self.store.history_bytes() > MAX_HISTORY_BYTES else ["--auto"]
-            self.proc = self.store.spawn([*self.CONFIG, "-c", "gc.pruneExpire=now", "gc", *due, "--quiet"])
-        return self.proc
+    def start(self) -> None:
+        """Start gc, once: packing everything when history is over its bound, else only when git would.
+
+        Git's own ``gc --auto`` decides from a look at two folders; looking here first spares a
+        round the process when, as in most rounds, nothing is due.
+        """
+        if self.started:
+            return
+        self.started = True
+        if self.store.history_bytes() > MAX_HISTORY_BYTES:
+            due = []
+        elif self.store.gc_due():
+            due = ["--auto"]
+        else:
+            return
+        self.proc = self.store.spawn([*self.CONFIG, "-c", "gc.pruneExpire=now", "gc", *due, "--quiet"])
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
-        if kind is not None and self.proc is None:
+        if kind is not None and not self.started:
+            return
+        self.start()
+        if self.proc is None:
             return
         try:  # a gc under way is waited for even when the block failed: a gc stopped half-way leaves litter
-            self.store.finish(self.start(), None, self.deadline)
+            self.store.finish(self.proc, None, self.deadline)
         except GitFailed as exc:
             self.problem = str(exc)
 

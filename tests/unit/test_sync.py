@@ -468,6 +468,7 @@ def test_a_failing_gc_never_stops_a_round_and_status_says_so(
     alpha = _machine(tmp_path, "alpha", bare)
     _ended(alpha, "a1", "alpha")
     monkeypatch.setattr(Tidying, "CONFIG", ("-c", "gc.auto=not-a-number"))  # git refuses to start gc
+    monkeypatch.setattr(Store, "gc_due", lambda self: True)  # as past git's thresholds
 
     done = _round(alpha, "alpha")
 
@@ -490,6 +491,17 @@ def test_the_private_repository_is_packed_once_packs_pile_up(store: Store) -> No
         pass
     assert len(list(packs.glob("*.pack"))) < 5
     assert len(store.tree(parent or "")) == 55 * 101
+
+
+def test_gc_is_due_when_git_would_say_so_and_no_round_starts_one_before(store: Store) -> None:
+    assert not store.gc_due()
+    bucket = Path(store.git_dir, "objects", "17")
+    bucket.mkdir(parents=True, exist_ok=True)
+    for n in range(-(-gitstore.GC_LOOSE // 256)):  # git samples objects/17 alone
+        (bucket / f"{n:038x}").write_bytes(b"")
+    assert not store.gc_due()
+    (bucket / ("f" * 38)).write_bytes(b"")
+    assert store.gc_due()
 
 
 def _meta(**fields: object) -> dict:
