@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 CLAUDE_VERSION := 2.1.330
 CLAUDE := .cache/claude-$(CLAUDE_VERSION)/node_modules/.bin/claude
+# pytest-xdist: tests/conftest.py sets how many workers `auto` means
+PYTEST_PARALLEL := -n auto --dist worksteal
 
 .PHONY: demo test lint unit unit-pythons bench e2e-cli clean
 
@@ -29,13 +31,13 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy
 
 unit: $(VENV)/.installed
-	$(VENV)/bin/pytest -n auto -m "not e2e"
+	$(VENV)/bin/pytest $(PYTEST_PARALLEL) -m "not e2e"
 
 unit-pythons: $(VENV)/.installed
 	$(VENV)/bin/python scripts/unit_on_pythons.py
 
 test: lint $(CLAUDE)
-	BLACKBOARD_CLAUDE=$(CURDIR)/$(CLAUDE) $(VENV)/bin/pytest -n auto
+	BLACKBOARD_CLAUDE=$(CURDIR)/$(CLAUDE) $(VENV)/bin/pytest $(PYTEST_PARALLEL)
 	$(VENV)/bin/python scripts/unit_on_pythons.py
 
 clean:

@@ -35,7 +35,18 @@ def build(python: str, venv: Path) -> None:
     if uv:  # seconds less than venv and pip, and what uv downloads is shared by both versions
         subprocess.run([uv, "venv", "-q", "--python", python, str(venv)], check=True)
         subprocess.run(
-            [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "-r", requirements], check=True
+            [
+                uv,
+                "pip",
+                "install",
+                "-q",
+                "--compile-bytecode",
+                "--python",
+                str(venv / "bin" / "python"),
+                "-r",
+                requirements,
+            ],
+            check=True,
         )
         return
     subprocess.run([python, "-m", "venv", str(venv)], check=True)
@@ -58,7 +69,18 @@ def main() -> int:
             stamp.write_bytes(wanted)
         print(f"unit-pythons: the unit suite on Python {version}", flush=True)
         run = subprocess.run(
-            [str(venv / "bin" / "pytest"), "-q", "-n", "auto", "-p", "no:cacheprovider", "tests/unit"], cwd=REPO
+            [
+                str(venv / "bin" / "pytest"),
+                "-q",
+                "-n",
+                "auto",
+                "--dist",
+                "worksteal",
+                "-p",
+                "no:cacheprovider",
+                "tests/unit",
+            ],
+            cwd=REPO,
         )
         if run.returncode != 0:
             failed.append(version)

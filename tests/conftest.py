@@ -24,6 +24,12 @@ hypothesis_settings.load_profile("shared-machine")
 HOOK_ENV_NOISE = ("BLACKBOARD_", "CLAUDE_", "MNEMONIC_ROOT", "ANTHROPIC_")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: a worker per core and one more, since the tests spend time waiting on the processes they start."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores + 1
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point HOME and the blackboard root into tmp_path so no test can touch the real ~/.claude."""

@@ -328,8 +328,8 @@ def test_the_repositorys_hooks_never_run(
         (folder / name).chmod(0o755)
     if where == "core-hookspath":
         git(project, git_env, "config", "core.hooksPath", str(folder))
-    for attempt in range(5):  # git writes the index back only when a refresh changed it: give it changes to see
-        dirty(project, "AFGHI"[attempt])
+    for mark in "AFGHIJKLMN":  # git writes the index back only when a refresh changed it: give it changes to see
+        dirty(project, mark)
         git(project, git_env, "status", "--porcelain")
         if marker.exists():
             break

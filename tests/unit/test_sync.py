@@ -925,7 +925,7 @@ def test_a_remote_that_keeps_what_no_board_holds_and_adds_more_is_refused_once_i
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
     """Each commit alone passes every bound; what the remote keeps here round after round is bounded in all."""
-    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 3 << 20)
+    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 3 << 19)
     alpha, beta = _beta_session(tmp_path, bare)
     for n in range(8):
         _ended(alpha, f"a{n}", "alpha")
