@@ -267,6 +267,16 @@ def dirty(project: Path, mark: str) -> None:
     os.utime(util, (stamp, stamp))
 
 
+def restamp(project: Path, n: int) -> None:
+    """util.py's time changed, its bytes not: git status refreshes its index entry and writes the index back.
+
+    A time in the past, older than the index: a newer one would leave the entry racily clean,
+    to be read again on every status, never refreshed.
+    """
+    stamp = time.time() - 1000 + n
+    os.utime(project / "util.py", (stamp, stamp))
+
+
 def test_the_repositorys_fsmonitor_never_runs(
     project: Path, start: str, git_env: dict, environ: dict, evil: tuple
 ) -> None:
@@ -328,15 +338,14 @@ def test_the_repositorys_hooks_never_run(
         (folder / name).chmod(0o755)
     if where == "core-hookspath":
         git(project, git_env, "config", "core.hooksPath", str(folder))
-    for mark in "AFGHIJKLMN":  # git writes the index back only when a refresh changed it: give it changes to see
-        dirty(project, mark)
-        git(project, git_env, "status", "--porcelain")
-        if marker.exists():
-            break
-        time.sleep(1.1)  # past the file system's timestamp granularity, so the next change shows
+    dirty(project, "A")
+    git(project, git_env, "add", "util.py")  # staged: uncommitted, and the index holds what util.py holds
+    restamp(project, 1)
+    marker.unlink(missing_ok=True)
+    git(project, git_env, "status", "--porcelain")
     assert marker.exists()  # armed: a plain git status that refreshes the index runs post-index-change
     marker.unlink()
-    dirty(project, "B")
+    restamp(project, 2)
     found = changes.since(str(project), start, STARTED, environ)
     assert not marker.exists()
     assert (found.uncommitted, found.problem) == (1, None)
