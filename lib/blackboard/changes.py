@@ -54,13 +54,18 @@ class Changes:
         self.problem = problem
 
 
-def since(toplevel: str | None, start: str | None, started: str, environ: Mapping[str, str]) -> Changes:
-    """Commits on ``HEAD`` after ``start`` (with no commit then: since ``started``), and uncommitted files."""
+def since(
+    toplevel: str | None, start: str | None, started: str, environ: Mapping[str, str], deadline: float | None = None
+) -> Changes:
+    """Commits on ``HEAD`` after ``start`` (with no commit then: since ``started``), and uncommitted files.
+
+    Git is asked until ``deadline`` (a ``time.monotonic`` value; ``GIT_SECONDS`` from now by default).
+    """
     if not toplevel:
         return Changes(problem="not a git repository")
     if start is not None and not re.fullmatch(SHA, start):
         start = None
-    deadline = time.monotonic() + GIT_SECONDS
+    deadline = time.monotonic() + GIT_SECONDS if deadline is None else deadline
     commits, more, problem = _commits(toplevel, start, started, environ, deadline)
     uncommitted, status_problem = _uncommitted(toplevel, environ, deadline)
     return Changes(commits, more, uncommitted, problem or status_problem)

@@ -179,8 +179,10 @@ def checkpoint(resolver: PathResolver, session_id: str, settings: Settings) -> M
     return meta
 
 
-def end(resolver: PathResolver, session_id: str, reason: str, settings: Settings) -> Meta | None:
-    """SessionEnd: mark the session ended, write its final handoff, offer it as the latest."""
+def end(
+    resolver: PathResolver, session_id: str, reason: str, settings: Settings, git_by: float | None = None
+) -> Meta | None:
+    """SessionEnd: mark the session ended, write its final handoff (git asked until ``git_by``), publish it."""
     path = os.path.join(session_dir(resolver, session_id), META_FILE)
     if read_meta(path) is None:
         return None
@@ -193,7 +195,7 @@ def end(resolver: PathResolver, session_id: str, reason: str, settings: Settings
         meta.update({"status": ENDED, "ended": now, "end_reason": reason, "last_activity": now})
         meta["generation"] = handoff.next_generation(resolver)
         write_meta(path, meta)
-        text = summary.handoff_text(resolver, meta, settings)
+        text = summary.handoff_text(resolver, meta, settings, git_by=git_by)
         handoff.write_session_handoff(resolver, session_id, text)
     unmark_active(resolver, session_id)
     offer_latest(resolver, session_id, text)

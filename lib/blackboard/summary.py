@@ -44,16 +44,18 @@ MAX_PROMPT_SHOWN = 500
 MAX_MESSAGE_SHOWN = 1500
 
 
-def handoff_text(resolver: PathResolver, meta: Meta, settings: Settings, final: bool = True) -> str:
+def handoff_text(
+    resolver: PathResolver, meta: Meta, settings: Settings, final: bool = True, git_by: float | None = None
+) -> str:
     """The handoff a session leaves, bounded in size and with secrets redacted.
 
     ``final=False`` (Stop's draft after every turn) leaves git out: it is asked once, when
-    the session ends or is found abandoned.
+    the session ends or is found abandoned, until ``git_by`` (``changes.since``).
     """
     session_id = meta["session_id"]
     state = board_state(resolver, session_id)
     digest = session_digest(resolver, meta, settings, final) if settings.digest else Digest()
-    changes = _changes(resolver, meta, settings.environ) if settings.digest and final else None
+    changes = _changes(resolver, meta, settings.environ, git_by) if settings.digest and final else None
     ledger = session_ledger(resolver, session_id, state, settings)
     fields = handoff_fields(meta, len(ledger.open), len(state.done), state.note_count, ledger.claimed)
     fields.update(ledger.to_fields())
@@ -111,7 +113,7 @@ def session_digest(resolver: PathResolver, meta: Meta, settings: Settings, final
     return digest
 
 
-def _changes(resolver: PathResolver, meta: Meta, environ: Mapping[str, str]) -> Changes:
+def _changes(resolver: PathResolver, meta: Meta, environ: Mapping[str, str], git_by: float | None) -> Changes:
     """Git's word on the checkout the session ran in: the one around its ``cwd``, else the resolver's.
 
     A recovery runs in another session, which may be in another clone of the same project.
@@ -126,7 +128,7 @@ def _changes(resolver: PathResolver, meta: Meta, environ: Mapping[str, str]) -> 
     toplevel = found.toplevel if found else resolver.project.toplevel
     start, started = meta.get("start_head"), meta.get("started")
     started_at = format_utc(epoch_seconds(started) or time.time())  # a date git reads, whatever the file said
-    return since(toplevel, start if isinstance(start, str) else None, started_at, environ)
+    return since(toplevel, start if isinstance(start, str) else None, started_at, environ, git_by)
 
 
 def session_ledger(resolver: PathResolver, session_id: str, state: BoardState, settings: Settings) -> Ledger:

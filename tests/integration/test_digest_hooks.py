@@ -3,6 +3,7 @@
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,21 @@ def test_a_session_that_began_before_the_plugin_takes_its_requests_from_the_tran
     text = _handoff(root, "s1")
     assert "first request (from the transcript): Add an escape() helper to util.py and commit it" in text
     assert "last assistant message (the Stop hook): quotes done" in text
+
+
+def test_session_end_asks_git_under_its_own_deadline_and_says_when_git_did_not_answer(
+    run_hook, project: Path, root: Path, tmp_path: Path
+) -> None:
+    """Git taking seconds (200 000 files, a cold disk): SessionEnd stays far inside Claude Code's 1.5 s."""
+    slow = tmp_path / "slow-bin"
+    slow.mkdir()
+    (slow / "git").write_text("#!/bin/sh\nexec sleep 5\n")
+    (slow / "git").chmod(0o755)
+    run_hook("SessionStart", start_payload("s1", project))
+    began = time.monotonic()
+    ended = run_hook("SessionEnd", end_payload("s1", project), env={"PATH": f"{slow}{os.pathsep}{os.environ['PATH']}"})
+    took = time.monotonic() - began
+    assert ended.returncode == 0 and ended.stderr == b""
+    assert took < 0.75, took  # the hook's own start included; git had 0.8 s of its own before
+    changed = _handoff(root, "s1").split("## What changed")[1].split("\n## ")[0]
+    assert "took over" in changed, changed
