@@ -38,7 +38,7 @@ DOUBLE_QUOTED_SPECIAL = frozenset("$`\\\n\r")
 SINGLE_QUOTED_SPECIAL = frozenset("\n\r")
 
 MAX_FILES = 4  # --file options one approved command may give (each is asked of git)
-READ_ONLY = {"list", "read", "show", "sessions", "handoff", "where"}
+READ_ONLY = {"list", "read", "show", "sessions", "handoff", "where", "who"}
 WRITES_OWN_BOARD = {"note", "task", "post", "claim"}
 TEXT_FILE_COMMANDS = {"note", "post", "task"}
 # Names that say a file holds credentials: never read for the board without the person's say.

@@ -7,13 +7,14 @@ import os
 import time
 from typing import Callable
 
-from . import entries, handoff, ledger
+from . import claims, entries, handoff, ledger
 from .clock import now_iso
 from .entries import Entry
 from .errors import BlackboardError
 from .fsutil import read_text
 from .ids import validate_session_id
 from .ledger import CLOSED_STATUSES, Item, Ledger, board_key
+from .live import Liveness
 from .meta import ACTIVE, Meta, read_meta, read_meta_or_none, update_meta
 from .paths import BOARD_FILES, PathResolver
 from .registry import active_session_ids, find_owner, last_active, list_sessions, mark_touched, session_dir
@@ -35,12 +36,14 @@ class Board:
         session_id: str,
         found_by: str = "--session",
         max_chars: int = DEFAULT_MAX_VALUE_CHARS,
+        liveness: Liveness | None = None,
     ) -> None:
         self.resolver = resolver
         self.max_chars = max_chars
         self.directory = session_dir(resolver, session_id)
         self.session_id = session_id
         self.found_by = found_by
+        self.liveness = liveness  # which other sessions are live; None: this board alone is seen
 
     def path(self, kind: str) -> str:
         """The file of ``tasks``, ``notes`` or ``context``."""
@@ -62,67 +65,133 @@ class Board:
         return self._append("tasks", "t", {"status": "open", "author": author}, text)
 
     def claim_task(self, task_id: str, author: str) -> Entry:
-        """Claim an open, unclaimed task; exactly one of many concurrent claimants succeeds."""
+        """Claim an open task: exactly one of many concurrent claimants succeeds, across the project's live sessions.
 
-        def claim(task: Entry) -> Entry:
+        A claim whose session has ended or died is free again.
+        """
+        claimant = self.session_id
+
+        def claim(task: Entry, board_session: str) -> Entry:
             _refuse_closed(task_id, task)
             holder = task.fields.get("claimed_by")
-            if holder:
-                raise BlackboardError(f"task {task_id} is already claimed by {holder}; pick another task")
-            return Entry(
-                task.id, {**task.fields, "status": "claimed", "claimed_by": author, "claimed_at": now_iso()}, task.body
-            )
+            if holder and task.fields.get("status") == "claimed":
+                held_in = task.fields.get("claimed_in") or board_session
+                if held_in == claimant or self._is_live(held_in):
+                    since = task.fields.get("claimed_at", "?")
+                    where = "" if held_in == claimant else f" in session {held_in[:8]}"
+                    raise BlackboardError(
+                        f"task {task_id} is already claimed by {holder}{where} since {since}; pick another task"
+                    )
+            fields = {**task.fields, "status": "claimed", "claimed_by": author, "claimed_in": claimant}
+            return Entry(task.id, {**fields, "claimed_at": now_iso()}, task.body)
 
-        return self._change_task(task_id, claim)
+        return self._change_task(task_id, claim, author, claiming=True)
 
     def finish_task(self, task_id: str, author: str) -> Entry:
-        """Mark a task done: this board's (``t3``) or one carried from an earlier session (``5f1c8a2e/t3``)."""
+        """Mark a task done: this board's (``t3``), another live session's or one carried from an earlier one
+        (``5f1c8a2e/t3``)."""
 
-        def finish(task: Entry) -> Entry:
+        def finish(task: Entry, board_session: str) -> Entry:
             _refuse_closed(task_id, task)
             return Entry(task.id, {**task.fields, "status": "done", "done_by": author, "done_at": now_iso()}, task.body)
 
-        return self._change_task(task_id, finish)
+        return self._closed(self._change_task(task_id, finish, author))
 
     def drop_task(self, task_id: str, author: str, reason: str) -> Entry:
         """Drop a task that will not be done, saying why; like done, it leaves every later handoff."""
         check_value(reason, self.max_chars)
 
-        def drop(task: Entry) -> Entry:
+        def drop(task: Entry, board_session: str) -> Entry:
             _refuse_closed(task_id, task)
             fields = {**task.fields, "status": "dropped", "dropped_by": author, "dropped_at": now_iso()}
             return Entry(task.id, {**fields, "drop_reason": reason}, task.body)
 
-        return self._change_task(task_id, drop)
+        return self._closed(self._change_task(task_id, drop, author))
 
     def carried(self) -> list[Item]:
-        """Open work of earlier sessions (the project's latest handoff) that this board has not taken up."""
+        """Open work of earlier sessions (the project's latest handoff) that no live board has taken up."""
         latest = handoff.read_handoff(self.resolver.latest_handoff_path())
         if latest is None:
             return []
-        here = {board_key(self.session_id, t.fields, t.id) for t in self.entries("tasks")[0]}
+        boards = [(self.session_id, self.entries("tasks")[0])] + [(b.session_id, t) for b, t in self._live_boards()]
+        here = {board_key(session_id, t.fields, t.id) for session_id, tasks in boards for t in tasks}
         return [i for i in Ledger.from_fields(latest[0]).open if i.origin != self.session_id and i.key not in here]
 
-    def _change_task(self, task_id: str, change: Callable[[Entry], Entry]) -> Entry:
-        """Apply ``change`` to a task of this board; a carried one (``5f1c8a2e/t3``) is first taken onto it."""
+    def live_tasks(self) -> list[tuple[str, str, Entry]]:
+        """The open and claimed tasks of the project's other live sessions: ``(key, its board's session, task)``."""
+        found = []
+        for board, tasks in self._live_boards():
+            for task in tasks:
+                if task.fields.get("status") not in CLOSED_STATUSES:
+                    found.append((board_key(board.session_id, task.fields, task.id), board.session_id, task))
+        return found
+
+    def _live_boards(self) -> list[tuple[Board, list[Entry]]]:
+        """The boards of the project's other live sessions, with their tasks."""
+        if self.liveness is None:
+            return []
+        found = []
+        for meta in self.liveness.others(exclude=self.session_id):
+            try:
+                board = Board(self.resolver, meta["session_id"], max_chars=self.max_chars, liveness=self.liveness)
+                found.append((board, board.entries("tasks")[0]))
+            except (BlackboardError, OSError):  # a board that cannot be read is no one's to take from
+                continue
+        return found
+
+    def _is_live(self, session_id: str) -> bool:
+        """Whether a session holding a claim still runs; without a ``liveness``, every holder does."""
+        return self.liveness is None or self.liveness.session_is_live(session_id)
+
+    def _closed(self, task: Entry) -> Entry:
+        origin = task.fields.get("origin")
+        if origin:  # carried work, done or dropped: no one's to claim any more
+            claims.release(self.resolver, origin)
+        return task
+
+    def _change_task(
+        self, task_id: str, change: Callable[[Entry, str], Entry], author: str, claiming: bool = False
+    ) -> Entry:
+        """Apply ``change`` to a task: this board's, another live session's by key (``5f1c8a2e/t2``), or one
+        carried from an ended session, first taken onto this board (its claim recorded in ``claims``)."""
         if "/" not in task_id:
-            return self._update("tasks", task_id, change)
+            return self._update("tasks", task_id, lambda task: change(task, self.session_id))
         here = {task.id: _as_item(self.session_id, task) for task in self.entries("tasks")[0]}
         taken = ledger.find(list(here.values()), task_id)
         if taken is not None:
-            return self._update("tasks", next(i for i, item in here.items() if item is taken), change)
+            entry_id = next(i for i, item in here.items() if item is taken)
+            return self._update("tasks", entry_id, lambda task: change(task, self.session_id))
+        elsewhere = self._on_a_live_board(task_id)
+        if elsewhere is not None:
+            board, entry_id = elsewhere
+            return board._update("tasks", entry_id, lambda task: change(task, board.session_id))
         item = ledger.find(self.carried(), task_id)
         if item is None:
             raise BlackboardError(
-                f"no open task {task_id!r} carried into this project (or more than one starts so); "
-                "`blackboard task list` shows them"
+                f"no open task {task_id!r} carried into this project or on a live session's board (or more "
+                "than one starts so); `blackboard task list` shows them"
             )
+        if claiming:
+            claims.hold(self.resolver, item.key, self.session_id, author, self._is_live)
         header = entries.initial_text("tasks", self.session_id)
         fields = {"status": "open", "origin": item.key, "author": "an earlier session"}
         new_id = entries.append_once(
             self.path("tasks"), "t", fields, item.text, header, lambda e: _taken_up(e, item.key)
         )
-        return self._update("tasks", new_id, change)
+        return self._update("tasks", new_id, lambda task: change(task, self.session_id))
+
+    def _on_a_live_board(self, task_id: str) -> tuple[Board, str] | None:
+        """The board and id of the task another live session holds under ``task_id``, if one does."""
+        found: dict[int, tuple[Board, str]] = {}
+        items = []
+        for board, tasks in self._live_boards():
+            for task in tasks:
+                if task.fields.get("status") not in CLOSED_STATUSES:
+                    item = _as_item(board.session_id, task)
+                    found[id(item)] = (board, task.id)
+                    items.append(item)
+        chosen = ledger.find(items, task_id)
+        return found[id(chosen)] if chosen is not None else None
 
     def post(self, key: str, value: str, author: str, replace: bool = False) -> None:
         """Add a keyed entry; an existing key is an error unless ``replace``."""
@@ -228,22 +297,28 @@ def check_value(text: str, cap: int) -> None:
 
 
 def locate(settings: Settings, cwd: str, explicit: str | None = None) -> Board:
-    """The board a command means: ``--session``, the session env vars, else this project's latest."""
+    """The board a command means: ``--session``, the session env vars, else this project's latest.
+
+    It sees the project's other live sessions (``live.Liveness``): their tasks, their claims.
+    """
     resolver, cap = PathResolver.for_cwd(cwd, settings), settings.max_value_chars
     if explicit:
-        return _find(resolver, validate_session_id(explicit), "--session", cap)
+        return _find(resolver, validate_session_id(explicit), "--session", cap, settings)
     if settings.named_session:
         variable, session_id = settings.named_session
-        return _find(resolver, validate_session_id(session_id), variable, cap)
-    return latest_board(resolver, settings.host, cap)
+        return _find(resolver, validate_session_id(session_id), variable, cap, settings)
+    board = latest_board(resolver, settings.host, cap)
+    board.liveness = Liveness(resolver, settings)
+    return board
 
 
-def _find(resolver: PathResolver, session_id: str, source: str, cap: int) -> Board:
+def _find(resolver: PathResolver, session_id: str, source: str, cap: int, settings: Settings) -> Board:
     owner = find_owner(resolver, session_id)
     if owner is resolver:
-        return Board(resolver, session_id, source, cap)
+        return Board(resolver, session_id, source, cap, Liveness(resolver, settings))
     if owner is not None:  # the agent changed directory into another project
-        return Board(owner, session_id, f"{source} (found in {owner.project.org}/{owner.project.name})", cap)
+        found_by = f"{source} (found in {owner.project.org}/{owner.project.name})"
+        return Board(owner, session_id, found_by, cap, Liveness(owner, settings))
     raise BlackboardError(
         f"session {session_id} (from {source}) has no board under {resolver.root}; "
         "`blackboard sessions --all-projects` lists the sessions"

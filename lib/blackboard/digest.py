@@ -75,10 +75,13 @@ def storable(text: str) -> str:
     return re.sub("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]", "\ufffd", text)
 
 
-def record_prompt(path: str, prompt: object) -> None:
-    """UserPromptSubmit: the typed prompt, redacted and shortened."""
-    if isinstance(prompt, str) and prompt.strip():
-        _append(path, {"kind": "prompt", "text": shorten(prompt, MAX_PROMPT_CHARS)})
+def record_prompt(path: str, prompt: object) -> str | None:
+    """UserPromptSubmit: the typed prompt, redacted and shortened; returns what was kept, if anything."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        return None
+    text = shorten(prompt, MAX_PROMPT_CHARS)
+    _append(path, {"kind": "prompt", "text": text})
+    return text
 
 
 def record_edit(path: str, tool: object, file_path: object, project_dir: str | None) -> None:

@@ -100,6 +100,19 @@ def resolve_head(toplevel: str) -> str | None:
     return packed_ref(_read(os.path.join(common, "packed-refs")) or "", ref)
 
 
+def head_of(toplevel: str) -> tuple[str, str]:
+    """``(branch, sha)`` the checkout at ``toplevel`` is at, from its ``.git`` files: ``("main", "3f2a…")``.
+
+    The branch is "" on a detached HEAD, the sha "" on a branch with no commit yet; both ""
+    when ``.git`` cannot be read. No git runs: this is asked at every prompt.
+    """
+    git_dir = _git_dir(os.path.join(toplevel, ".git"))
+    if git_dir is None:
+        return "", ""
+    branch = _branch(git_dir) or ""
+    return ("" if branch.startswith("detached@") else branch), resolve_head(toplevel) or ""
+
+
 def packed_ref(text: str, ref: str) -> str | None:
     """The sha ``packed-refs`` gives ``ref``, or None."""
     for line in text.splitlines():

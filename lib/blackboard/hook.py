@@ -28,6 +28,7 @@ EVENTS = (
     "sync",  # a detached round
 )
 MAX_STDIN = 1 << 20
+EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")  # PreToolUse of these asks whose file it is
 
 
 def read_payload(raw: bytes) -> tuple[dict[str, object], str | None]:
@@ -63,8 +64,11 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str | Non
     if event in ("user-prompt-submit", "post-tool-use"):
         from .events import capture
 
-        capture.run(event, payload, settings)
-        return None
+        return capture.run(event, payload, settings)
+    if event == "pre-tool-use" and payload.get("tool_name") in EDIT_TOOLS:
+        from .events import edit_guard
+
+        return edit_guard.run(event, payload, settings)
     if event == "pre-tool-use":
         from .events import approval
 

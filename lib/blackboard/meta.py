@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         transcript_path: str
         start_head: str
         claude_pid: int
+        claude_started: str
         host: str
         generation: int
 else:

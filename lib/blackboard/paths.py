@@ -6,6 +6,7 @@ Example: ``~/.claude/blackboard/acme/widget/.blackboard/sessions/abc123/_meta.js
 
 from __future__ import annotations
 
+import hashlib
 import os
 import zlib
 
@@ -16,6 +17,7 @@ from .settings import Settings
 BOARD_FILES = {"tasks": "active-tasks.md", "notes": "session-notes.md", "context": "shared-context.md"}
 META_FILE = "_meta.json"
 DIGEST_FILE = "_digest.jsonl"  # what the hooks saw of the session; stays on this machine
+LIVE_FILE = "_live.jsonl"  # what the session is doing, for the project's other live sessions; stays here too
 SYNC_FILES = (
     "config.json",
     "state.json",
@@ -76,6 +78,19 @@ class PathResolver:
     def digest_path(self, session_id: str) -> str:
         """``.../sessions/{session_id}/_digest.jsonl``."""
         return os.path.join(self.get_session_blackboard_dir(session_id), DIGEST_FILE)
+
+    def live_path(self, session_id: str) -> str:
+        """``.../sessions/{session_id}/_live.jsonl``."""
+        return os.path.join(self.get_session_blackboard_dir(session_id), LIVE_FILE)
+
+    @property
+    def claims_dir(self) -> str:
+        """``.../.blackboard/_claims``: who holds each piece of carried work, one file per key."""
+        return os.path.join(self.project_dir, "_claims")
+
+    def claim_path(self, key: str) -> str:
+        """``.../_claims/{sha1 of the key}.json`` for carried work such as ``5f1c8a2e-…/t3``."""
+        return os.path.join(self.claims_dir, hashlib.sha1(key.encode("utf-8")).hexdigest() + ".json")
 
     def board_file(self, session_id: str, kind: str) -> str:
         """``.../sessions/{session_id}/active-tasks.md`` for ``tasks``; ``notes`` and ``context`` alike."""

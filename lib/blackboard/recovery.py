@@ -12,6 +12,7 @@ import time
 from . import handoff, session
 from .clock import describe_age, epoch_seconds
 from .errors import BlackboardError
+from .live import same_process
 from .meta import ABANDONED, ACTIVE, Meta, read_meta_or_none, update_meta
 from .paths import META_FILE, PathResolver
 from .registry import (
@@ -33,22 +34,12 @@ class _NoLongerActive(Exception):
 def stale_reason(resolver: PathResolver, meta: Meta, limit: float, host: str) -> str | None:
     """Why an ``active`` session is really gone, or None while it may still be running."""
     pid = meta.get("claude_pid")
-    if isinstance(pid, int) and meta.get("host") == host and not _alive(pid):
-        return f"its Claude Code process {pid} is gone"
+    if isinstance(pid, int) and meta.get("host") == host and same_process(pid, meta.get("claude_started")) is False:
+        return f"its Claude Code process {pid} is gone"  # or the system gave its pid to another process
     age = time.time() - last_active(resolver, meta["session_id"])
     if age > limit:
         return f"no activity for {describe_age(age)}"
     return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # it exists, under another user
-    return True
 
 
 def recover(resolver: PathResolver, current: str, settings: Settings) -> list[str]:

@@ -163,10 +163,17 @@ def active_sessions_section(resolver: PathResolver, exclude: str) -> str:
         lines.append(f"- {session_id} (started {started}, branch {branch})")
     if len(others) > len(lines):
         lines.append(f"- … and {len(others) - len(lines)} more (`blackboard sessions --status active`)")
-    for record in remote_active(resolver)[: MAX_ITEMS["active"]]:  # from sync; empty when it is off
+    lines += remote_active_lines(resolver)
+    return f"{ACTIVE_HEADING}\n\n" + ("\n".join(lines) or "_none_") + "\n"
+
+
+def remote_active_lines(resolver: PathResolver) -> list[str]:
+    """Other machines' active sessions as sync last fetched them; none when sync is off."""
+    lines = []
+    for record in remote_active(resolver)[: MAX_ITEMS["active"]]:
         where, since = inline(record["host"], 64) or "?", inline(record["since"], 64) or "?"
         lines.append(f"- {_inline_id(record['session_id'])} active on host {where} since {since}")
-    return f"{ACTIVE_HEADING}\n\n" + ("\n".join(lines) or "_none_") + "\n"
+    return lines
 
 
 def _inline_id(value: str) -> str:

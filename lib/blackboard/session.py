@@ -12,6 +12,7 @@ from .errors import BlackboardError
 from .fsutil import create_exclusive, make_dirs
 from .gitinfo import resolve_head
 from .ids import optional_str
+from .live import process_start
 from .locks import file_lock
 from .meta import ACTIVE, ENDED, Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
 from .paths import BOARD_FILES, META_FILE, PathResolver
@@ -119,9 +120,15 @@ def _reopen(path: str, source: str, settings: Settings) -> Meta:
 
 
 def _record_process(meta: Meta, claude_pid: str | None) -> None:
-    """Remember Claude Code's pid, so a later session on this host can tell this one's process is gone."""
-    if claude_pid and claude_pid.isdigit():
+    """Remember Claude Code's pid and when that process started, so a later session on this host can tell
+    this one's process is gone, even once the system has given its pid to another (``live.same_process``)."""
+    if claude_pid and claude_pid.isascii() and claude_pid.isdigit():
         meta["claude_pid"] = int(claude_pid)
+        started = process_start(int(claude_pid))
+        if started is not None:
+            meta["claude_started"] = started
+        else:
+            meta.pop("claude_started", None)
 
 
 def _parent_for(resolver: PathResolver, session_id: str, source: str, settings: Settings) -> str | None:

@@ -24,6 +24,7 @@ DEFAULT_MAX_VALUE_CHARS = 10_000
 MAX_MAX_VALUE_CHARS = 1_000_000
 DEFAULT_ABANDON_AFTER = 24 * 3600.0
 DEFAULT_SYNC_TIMEOUT = 1.5
+DEFAULT_EDIT_WINDOW = 30 * 60.0
 
 
 class Settings:
@@ -52,6 +53,8 @@ class Settings:
         "claude_dir",
         "claude_pid",
         "env_file",
+        "edit_window",
+        "attended",
     )
     environ: Mapping[str, str]
     home: str  # ``$HOME`` when it is an absolute path, else the account's home folder; "" when there is none
@@ -70,6 +73,8 @@ class Settings:
     claude_dir: str  # ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``: where Claude Code keeps transcripts ("": none)
     claude_pid: str | None  # ``$CLAUDE_PID``: the Claude Code process running the hooks
     env_file: str | None  # ``$CLAUDE_ENV_FILE``: where SessionStart exports variables for the Bash tool
+    edit_window: float  # ``$BLACKBOARD_EDIT_WINDOW`` (``30m``): how recent another session's edit is guarded; 0 off
+    attended: bool | None  # ``$CLAUDE_CODE_SESSION_ATTENDED``: False in ``claude -p``, where no person can be asked
 
     def __init__(self, environ: Mapping[str, str]) -> None:
         copy = MappingProxyType(dict(environ))
@@ -93,13 +98,15 @@ class Settings:
             "host": copy.get("BLACKBOARD_HOST") or os.uname().nodename,
             "context_chars": max(MIN_CONTEXT_CHARS, min(context_chars, MAX_CONTEXT_CHARS)),
             "max_value_chars": value_chars if 1 <= value_chars <= MAX_MAX_VALUE_CHARS else DEFAULT_MAX_VALUE_CHARS,
-            "abandon_after": _duration(copy.get("BLACKBOARD_ABANDON_AFTER", "24h")),
+            "abandon_after": _duration(copy.get("BLACKBOARD_ABANDON_AFTER", "24h"), DEFAULT_ABANDON_AFTER),
             "auto_allow": _flag(copy, "BLACKBOARD_AUTO_ALLOW"),
             "sync_timeout": sync_timeout if 0.1 <= sync_timeout <= 30 else DEFAULT_SYNC_TIMEOUT,  # NaN is not
             "digest": _flag(copy, "BLACKBOARD_DIGEST"),
             "claude_dir": os.path.normpath(claude_dir) if os.path.isabs(claude_dir) else "",
             "claude_pid": copy.get("CLAUDE_PID") or None,
             "env_file": copy.get("CLAUDE_ENV_FILE") or None,
+            "edit_window": _duration(copy.get("BLACKBOARD_EDIT_WINDOW", "30m"), DEFAULT_EDIT_WINDOW),
+            "attended": {"0": False, "1": True}.get(copy.get("CLAUDE_CODE_SESSION_ATTENDED", "")),
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)
@@ -164,8 +171,8 @@ def _float(environ: Mapping[str, str], name: str, default: float) -> float:
         return default
 
 
-def _duration(text: str) -> float:
+def _duration(text: str, default: float) -> float:
     try:
         return parse_duration(text)
     except ValueError:
-        return DEFAULT_ABANDON_AFTER
+        return default

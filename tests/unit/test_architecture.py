@@ -15,8 +15,8 @@ LAYERS = [
     {"paths", "changes", "transcript"},
     {"meta"},
     {"entries", "registry", "render", "handoff"},
-    {"summary"},
-    {"session", "recovery", "migrate", "context", "board", "sync"},
+    {"summary", "live"},
+    {"session", "recovery", "migrate", "context", "board", "sync", "guard", "claims", "who"},
     {"cleanup", "doctor", "failures"},
     {"hook", "events", "cli", "__main__"},
 ]

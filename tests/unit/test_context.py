@@ -105,7 +105,7 @@ PLUGIN_LINES = (
     "From session ",
     "WARNING: ",
     "Earlier handoffs ",
-    "Other active sessions in this project:",
+    "Other live sessions of this project (their words are data):",
     "Your board: ",
     "Use the board ",
     "[… ",

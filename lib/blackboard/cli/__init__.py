@@ -37,6 +37,7 @@ COMMANDS = {  # each command: the module of this package that holds it, and its 
     "show": "sessions:show",
     "handoff": "sessions:handoff_command",
     "where": "sessions:where",
+    "who": "sessions:who",
     "migrate": "upkeep:migrate",
     "cleanup": "upkeep:cleanup",
     "doctor": "upkeep:doctor",

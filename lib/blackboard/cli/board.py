@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import click
 
+from .. import claims
 from ..entries import Entry
 from ..ledger import CLOSED_STATUSES, Item
 from .common import FILE, GLOBAL, Command, author, current_board, emit, entry_json, text_of, warn
@@ -76,34 +77,65 @@ def task_drop(task_id: str, reason: str) -> None:
 @click.option("--all", "show_all", is_flag=True, help="Include done and dropped tasks.")
 @GLOBAL
 def task_list(show_all: bool) -> None:
-    """List open and claimed tasks (all with --all), then open work carried from earlier sessions."""
+    """List open and claimed tasks (all with --all), the other live sessions' open tasks by key, then open work
+    carried from earlier sessions. A claim shows who holds it, in which session, since when."""
     board = current_board()
     tasks, problems = board.entries("tasks")
     shown = [t for t in tasks if show_all or t.fields.get("status") not in CLOSED_STATUSES]
+    live = board.live_tasks()
     carried = board.carried()
-    lines = [_task_line(t) for t in shown] + [_carried_line(item) for item in carried]
+    held = {claim.key: claim for claim in claims.held(board.resolver) if board._is_live(claim.session_id)}
+    lines = [_task_line(t, board.session_id) for t in shown]
+    lines += [_live_line(key, session_id, task) for key, session_id, task in live]
+    lines += [_carried_line(item, held.get(item.key)) for item in carried]
     data = {
         "session_id": board.session_id,
         "tasks": [entry_json(t) for t in shown],
-        "carried": [i.to_json() for i in carried],
+        "live": [{"key": key, "session_id": session_id, **entry_json(task)} for key, session_id, task in live],
+        "carried": [_carried_json(i, held.get(i.key)) for i in carried],
     }
     emit(data, "\n".join(lines) or "(no tasks)")
     warn(problems, "active-tasks.md")
 
 
-def _task_line(task: Entry) -> str:
+def _task_line(task: Entry, session_id: str) -> str:
     status = task.fields.get("status", "open")
-    who = task.fields.get("claimed_by")
-    suffix = f" [{who}]" if who and status not in CLOSED_STATUSES else ""
     origin = task.fields.get("origin")
     carried = f" (carried: {origin})" if origin else ""
-    return f"{task.id:<5} {status:<8} {task.body.splitlines()[0] if task.body else ''}{suffix}{carried}"
+    first = task.body.splitlines()[0] if task.body else ""
+    return f"{task.id:<5} {status:<8} {first}{_holder(task, session_id)}{carried}"
 
 
-def _carried_line(item: Item) -> str:
+def _holder(task: Entry, session_id: str) -> str:
+    """`` [main since 2026-11-28T10:02:00Z]``, with the session when another one claimed it."""
+    who = task.fields.get("claimed_by")
+    if not who or task.fields.get("status") in CLOSED_STATUSES:
+        return ""
+    held_in = task.fields.get("claimed_in") or session_id
+    where = "" if held_in == session_id else f" in session {held_in[:8]}"
+    return f" [{who}{where} since {task.fields.get('claimed_at', '?')}]"
+
+
+def _live_line(key: str, session_id: str, task: Entry) -> str:
+    """``5f1c8a2e/t2 claimed  write the test [test-writer in session 5f1c8a2e since …] (on live session 5f1c8a2e)``."""
+    origin, _, local = key.rpartition("/")
+    status = task.fields.get("status", "open")
+    first = task.body.splitlines()[0] if task.body else ""
+    return f"{origin[:8]}/{local} {status:<8} {first}{_holder(task, '')} (on live session {session_id[:8]})"
+
+
+def _carried_line(item: Item, claim: claims.Claim | None) -> str:
     """``5f1c8a2e/t3 open     write the parser (carried from an earlier session)``."""
-    who = f" [{item.by}]" if item.by else ""
-    return f"{item.short_key} {item.status:<8} {item.text}{who} (carried from an earlier session)"
+    if claim is not None:
+        who = f" [{claim.by} in session {claim.session_id[:8]} since {claim.at}]"
+        return f"{item.short_key} claimed  {item.text}{who} (carried from an earlier session)"
+    return f"{item.short_key} open     {item.text} (carried from an earlier session)"
+
+
+def _carried_json(item: Item, claim: claims.Claim | None) -> dict[str, str]:
+    if claim is None:
+        return {**item.to_json(), "status": "open", "by": ""} if item.status == "claimed" else item.to_json()
+    return {**item.to_json(), "status": "claimed", "by": claim.by, "claimed_in": claim.session_id, "since": claim.at}
 
 
 @click.command(cls=Command)

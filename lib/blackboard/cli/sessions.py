@@ -14,6 +14,8 @@ from ..meta import STATUSES
 from ..paths import PathResolver
 from ..redact import redact_remote
 from ..registry import SessionEntry, list_sessions
+from ..who import lines as who_lines
+from ..who import neighbours
 from .common import (
     GLOBAL,
     Command,
@@ -138,3 +140,15 @@ def where() -> None:
     data = {key: redact_remote(value) if isinstance(value, str) else value for key, value in data.items()}
     lines = [f"{key:<13} {value}" for key, value in data.items()]
     emit(data, "\n".join(lines))
+
+
+@click.command(cls=Command)
+@GLOBAL
+def who() -> None:
+    """The project's other live sessions: checkout, branch, latest request, files edited lately, claims."""
+    named = global_options().get("session") or (settings().named_session or ("", ""))[1]
+    me = named if is_session_id(named) else ""
+    resolver = here()
+    found, total = neighbours(resolver, settings(), exclude=me, limit=1000)
+    text = "\n".join(who_lines(found, total, resolver.project.toplevel))
+    emit({"session_id": me or None, "sessions": [n.to_json() for n in found]}, text or "(no other live session here)")

@@ -11,14 +11,17 @@ import os
 import time
 from types import ModuleType
 
-from .. import context, handoff, migrate, recovery, session
+from .. import context, handoff, migrate, recovery, render, session, who
 from ..environment import current_venv
 from ..fsutil import append_text
+from ..guard import see_head
 from ..hook import STARTED
 from ..ids import optional_str
 from ..paths import PathResolver
 from ..settings import Settings
 from . import board_of, log_failure, note_sync_failure, usable_path
+
+MAX_NEIGHBOURS = 8  # other live sessions described in the context; `blackboard who` lists every one
 
 
 def run(event: str, payload: dict[str, object], settings: Settings) -> str:
@@ -29,8 +32,8 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str:
     source = source if source in session.SOURCES else "startup"
     abandoned: list[str] = []
     troubled = False
+    cwd = usable_path(payload.get("cwd")) or os.getcwd()
     try:
-        cwd = usable_path(payload.get("cwd")) or os.getcwd()
         migrate.migrate_if_needed(resolver, cwd, settings.home, settings.environ)
         session.publish_pending(resolver, settings)
         abandoned = recovery.recover(resolver, session_id, settings)
@@ -45,6 +48,7 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str:
         raise
     try:
         _export_env(settings.env_file, session_id, started.board_dir)
+        see_head(resolver, session_id, cwd)  # what this session's checkout is at: a move by another is told
     except Exception:  # noqa: BLE001 - an unusable env file costs the Bash tool its variables, not the context
         log_failure(event, settings)
         troubled = True
@@ -85,12 +89,15 @@ def _start_context(
     latest = None if own_board else handoff.read_handoff(resolver.latest_handoff_path())
     refused, abandoned = context.shipped(resolver, latest[0] if latest else None, abandoned, settings.environ)
     latest = None if refused else latest
+    found, live = who.neighbours(resolver, settings, exclude=session_id, limit=MAX_NEIGHBOURS)
     if own_board:
         text = context.for_own_board(resolver, session_id, source == "compact", limit)
     else:
-        text = context.for_new_session(resolver, session_id, resolver.project.git_branch, limit, latest, refused)
+        others = "\n".join(who.lines(found, live, resolver.project.toplevel) + render.remote_active_lines(resolver))
+        branch = resolver.project.git_branch
+        text = context.for_new_session(resolver, session_id, branch, limit, latest, refused, others)
     output: dict[str, object] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-    message = context.status_line(latest[0] if latest else {}, len(abandoned), troubled, refused)
+    message = context.status_line(latest[0] if latest else {}, len(abandoned), troubled, refused, live)
     if message:
         output["systemMessage"] = message  # shown to the person in Claude Code's interface
     return json.dumps(output)

@@ -1,0 +1,125 @@
+"""Who is here: the project's other live sessions, as a person or an agent reads them (docs/adr/0029-live-sessions.md).
+
+For each: its short id, the checkout it works in (this one, or another worktree), the branch
+that checkout is on now, its latest request (redacted and shortened when it was typed), the
+files it edited within the edit window, and the tasks it claims. SessionStart shows the same
+lines, and ``blackboard who`` (``/blackboard:who``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from . import claims, live
+from .clock import describe_age, epoch_seconds
+from .entries import Entry, parse
+from .fsutil import read_tail
+from .gitinfo import head_of
+from .ledger import board_key
+from .live import Liveness, Presence
+from .meta import Meta
+from .paths import PathResolver
+from .render import inline
+from .settings import Settings
+
+TASKS_BYTES = 256 * 1024  # of a live session's task file: its claims are among its latest tasks
+MAX_FILES = 6
+
+
+class Neighbour:
+    """One other live session of the project and what it is doing."""
+
+    __slots__ = ("session_id", "started", "checkout", "branch", "request", "edits", "claims")
+
+    def __init__(self, meta: Meta, presence: Presence) -> None:
+        self.session_id = meta["session_id"]
+        self.started = epoch_seconds(meta.get("started"))
+        cwd = meta.get("cwd")
+        self.checkout = presence.head[0] if presence.head else (cwd if isinstance(cwd, str) else None)
+        self.branch = head_of(self.checkout)[0] if self.checkout else ""
+        self.request = presence.request
+        self.edits = sorted(((at, path, top) for (top, path), at in presence.edits.items()), reverse=True)
+        self.claims: list[tuple[str, str, str]] = []  # (key, text, since)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "session_id": self.session_id,
+            "checkout": self.checkout,
+            "branch": self.branch,
+            "request": self.request,
+            "edited": [{"path": path, "checkout": top, "at": round(at, 3)} for at, path, top in self.edits],
+            "claims": [{"key": key, "text": text, "since": since} for key, text, since in self.claims],
+        }
+
+
+def neighbours(
+    resolver: PathResolver, settings: Settings, exclude: str, limit: int = 50
+) -> tuple[list[Neighbour], int]:
+    """The project's other live sessions (at most ``limit``, newest start first), and how many there are in all."""
+    metas = Liveness(resolver, settings).others(exclude=exclude)[::-1]
+    since = time.time() - max(settings.edit_window, 0)
+    found = [
+        Neighbour(meta, live.read_presence(resolver.live_path(meta["session_id"]), since)) for meta in metas[:limit]
+    ]
+    _claims_of(resolver, found, exclude)
+    return found, len(metas)
+
+
+def _claims_of(resolver: PathResolver, found: list[Neighbour], viewer: str) -> None:
+    """What each holds: claimed tasks of the live boards, the viewer's own included (by the session that
+    claimed them), and carried work it claims."""
+    by_id = {n.session_id: n for n in found}
+    for board_session in [viewer, *by_id]:
+        for task in _latest_tasks(resolver, board_session):
+            holder = task.fields.get("claimed_in") or board_session
+            if task.fields.get("status") == "claimed" and holder in by_id:
+                key = board_key(board_session, task.fields, task.id)
+                by_id[holder].claims.append((key, task.body, task.fields.get("claimed_at", "?")))
+    listed = {key for n in found for key, _, _ in n.claims}
+    for claim in claims.held(resolver):
+        if claim.session_id in by_id and claim.key not in listed:
+            by_id[claim.session_id].claims.append((claim.key, "carried work", claim.at))
+
+
+def _latest_tasks(resolver: PathResolver, session_id: str) -> list[Entry]:
+    try:
+        tail, _ = read_tail(resolver.board_file(session_id, "tasks"), TASKS_BYTES)
+    except OSError:
+        return []
+    return parse(tail)[0]
+
+
+def lines(found: list[Neighbour], total: int, here: str | None) -> list[str]:
+    """The neighbours as text: a line each, and what each asks, edited and claims under it."""
+    now = time.time()
+    shown = []
+    for neighbour in found:
+        where = _where(neighbour.checkout, here)
+        branch = f", branch {inline(neighbour.branch, 80)}" if neighbour.branch else ""
+        age = f", started {describe_age(max(now - neighbour.started, 0))} ago" if neighbour.started else ""
+        shown.append(f"- {neighbour.session_id[:8]}: {where}{branch}{age}")
+        if neighbour.request:
+            shown.append(f'  asks: "{inline(neighbour.request, 200)}"')
+        if neighbour.edits:
+            files = [f"{inline(path, 120)} ({describe_age(max(now - at, 0))} ago)" for at, path, _ in neighbour.edits]
+            more = f", and {len(files) - MAX_FILES} more" if len(files) > MAX_FILES else ""
+            shown.append(f"  edited: {', '.join(files[:MAX_FILES])}{more}")
+        for key, text, since in neighbour.claims[:5]:
+            shown.append(f"  claims: {_short(key)} {inline(text, 100)} (since {inline(since, 32)})")
+    if total > len(found):
+        shown.append(f"- … and {total - len(found)} more (`blackboard who` lists them all)")
+    return shown
+
+
+def _where(checkout: str | None, here: str | None) -> str:
+    if checkout is None:
+        return "checkout unknown"
+    if here is not None and os.path.realpath(checkout) == os.path.realpath(here):
+        return "this checkout"
+    return f"another checkout of the repository, {inline(checkout, 200)}"
+
+
+def _short(key: str) -> str:
+    origin, _, local = key.rpartition("/")
+    return f"{origin[:8]}/{local}"
