@@ -39,6 +39,21 @@ class ClaudeRunner:
         env.update(extra_env or {})
         return env
 
+    def start(
+        self, args: Sequence[str], cwd: Path, model: ModelServer, extra_env: Optional[dict[str, str]] = None
+    ) -> "subprocess.Popen[str]":
+        """The CLI started and left running (a session that stays alive while the test goes on)."""
+        command = [self.binary, *args, "--plugin-dir", str(REPO)]
+        return subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=self.env(model, extra_env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
     def __call__(
         self,
         args: Sequence[str],

@@ -31,14 +31,27 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Reply:
-    """One assistant turn: either text, or one or more tool calls (optionally preceded by text)."""
+    """One assistant turn: either text, or one or more tool calls (optionally preceded by text).
+
+    With ``hold``, the answer waits until the event is set (at most ``HOLD_SECONDS``): the
+    Claude Code process asking stays alive meanwhile, as a session whose model is thinking.
+    """
 
     text: str = ""
     tool_calls: Sequence[ToolCall] = ()
+    hold: Optional[threading.Event] = field(default=None, compare=False)
 
     @property
     def stop_reason(self) -> str:
         return "tool_use" if self.tool_calls else "end_turn"
+
+
+HOLD_SECONDS = 120.0
+
+
+def held(until: threading.Event, reply: Reply) -> Reply:
+    """``reply``, answered only once ``until`` is set."""
+    return Reply(reply.text, reply.tool_calls, until)
 
 
 def text(message: str) -> Reply:
@@ -315,6 +328,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.command == "POST" and path == "/v1/messages":
             body = body or {}
             reply = server._next_reply(body, main)
+            if reply.hold is not None:
+                reply.hold.wait(HOLD_SECONDS)
             model = str(body.get("model") or "claude-scripted")
             if body.get("stream"):
                 self._send_events(server.events(reply, model))

@@ -48,7 +48,8 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str:
         raise
     try:
         _export_env(settings.env_file, session_id, started.board_dir)
-        see_head(resolver, session_id, cwd)  # what this session's checkout is at: a move by another is told
+        if not started.reopened:  # a session going on compares with what it saw last, at its next prompt
+            see_head(resolver, session_id, cwd)  # what this session's checkout is at: a move by another is told
     except Exception:  # noqa: BLE001 - an unusable env file costs the Bash tool its variables, not the context
         log_failure(event, settings)
         troubled = True
