@@ -15,7 +15,7 @@ from . import claims, live
 from .clock import describe_age, epoch_seconds
 from .entries import Entry, parse
 from .fsutil import read_tail
-from .gitinfo import head_of
+from .gitinfo import checkout_around, head_of
 from .ledger import board_key
 from .live import Liveness, Presence
 from .meta import Meta
@@ -36,7 +36,10 @@ class Neighbour:
         self.session_id = meta["session_id"]
         self.started = epoch_seconds(meta.get("started"))
         cwd = meta.get("cwd")
-        self.checkout = presence.head[0] if presence.head else (cwd if isinstance(cwd, str) else None)
+        started_in = (
+            checkout_around(cwd)[0] if isinstance(cwd, str) and os.path.isabs(cwd) and "\0" not in cwd else None
+        )
+        self.checkout = presence.head[0] if presence.head else started_in  # where it works now, else began
         self.branch = head_of(self.checkout)[0] if self.checkout else ""
         self.request = presence.request
         self.edits = sorted(((at, path, top) for (top, path), at in presence.edits.items()), reverse=True)

@@ -1,0 +1,201 @@
+"""Which sessions are live, and what each is doing (docs/adr/0029-live-sessions.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from blackboard import live, session
+from blackboard.live import Liveness
+from blackboard.meta import update_meta
+from blackboard.paths import PathResolver
+from helpers import settings_now
+
+
+@pytest.fixture
+def claude() -> Iterator[subprocess.Popen]:
+    """A process standing in for a running Claude Code: its pid goes into CLAUDE_PID."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def _start(resolver: PathResolver, session_id: str, pid: int | None, host: str = "") -> None:
+    env = {"CLAUDE_PID": str(pid)} if pid is not None else {}
+    if host:
+        env["BLACKBOARD_HOST"] = host
+    session.start(resolver, session_id, "startup", {}, settings_now(**env))
+
+
+def test_a_running_process_is_the_same_and_a_reused_pid_is_not(claude: subprocess.Popen) -> None:
+    started = live.process_start(claude.pid)
+    assert started is not None and started.isdigit()
+    assert live.same_process(claude.pid, started) is True
+    assert live.same_process(claude.pid, str(int(started) + 1)) is False  # the pid given to another process
+
+
+@pytest.mark.parametrize(
+    "pid",
+    [
+        pytest.param(1, id="init"),
+        pytest.param(0, id="zero"),
+        pytest.param(-1, id="negative"),
+        pytest.param(2**70, id="huge"),
+        pytest.param("123", id="a-string"),
+        pytest.param(True, id="a-bool"),
+        pytest.param(None, id="none"),
+    ],
+)
+def test_no_such_pid_is_a_live_process(pid: object) -> None:
+    assert live.same_process(pid, live.process_start(1)) is False
+
+
+def test_a_process_that_ended_is_not_the_same() -> None:
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    assert live.same_process(int(done.stdout), "1") is False
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="starting a process as another user needs root")
+def test_another_users_process_is_never_a_session_of_this_user() -> None:
+    proc = subprocess.Popen(["sleep", "30"], user=65534)
+    try:
+        assert live.same_process(proc.pid, live.process_start(proc.pid)) is False
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_session_is_live_while_its_process_runs_and_not_once_it_ended(
+    resolver: PathResolver, claude: subprocess.Popen
+) -> None:
+    _start(resolver, "a1", claude.pid)
+    liveness = Liveness(resolver, settings_now())
+    assert liveness.session_is_live("a1")
+    claude.kill()
+    claude.wait()
+    assert not liveness.session_is_live("a1")
+
+
+def test_an_ended_session_is_not_live_though_its_process_runs(resolver: PathResolver, claude: subprocess.Popen) -> None:
+    _start(resolver, "a1", claude.pid)
+    session.end(resolver, "a1", "other", settings_now(BLACKBOARD_DIGEST="0"))
+    assert not Liveness(resolver, settings_now()).session_is_live("a1")
+
+
+def test_a_reused_pid_does_not_keep_a_session_live(resolver: PathResolver, claude: subprocess.Popen) -> None:
+    _start(resolver, "a1", claude.pid)
+    update_meta(resolver.meta_path("a1"), lambda m: m.update({"claude_started": "1"}))  # another process's start
+    assert not Liveness(resolver, settings_now()).session_is_live("a1")
+
+
+def test_another_machines_session_is_not_live_here(resolver: PathResolver, claude: subprocess.Popen) -> None:
+    _start(resolver, "a1", claude.pid, host="elsewhere")
+    assert not Liveness(resolver, settings_now(BLACKBOARD_HOST="here")).session_is_live("a1")
+
+
+def test_without_a_pid_a_session_is_live_while_its_last_hook_is_recent(resolver: PathResolver) -> None:
+    _start(resolver, "a1", None)
+    assert Liveness(resolver, settings_now()).session_is_live("a1")
+    old = time.time() - 3 * 3600
+    os.utime(resolver.meta_path("a1"), (old, old))
+    assert not Liveness(resolver, settings_now(BLACKBOARD_ABANDON_AFTER="2h")).session_is_live("a1")
+
+
+def test_others_are_the_live_sessions_but_the_asking_one(resolver: PathResolver, claude: subprocess.Popen) -> None:
+    for session_id in ("a1", "b2", "c3"):
+        _start(resolver, session_id, claude.pid)
+    session.end(resolver, "c3", "other", settings_now(BLACKBOARD_DIGEST="0"))
+    others = Liveness(resolver, settings_now()).others(exclude="a1")
+    assert [m["session_id"] for m in others] == ["b2"]
+
+
+# --- _live.jsonl ------------------------------------------------------------------------------------
+
+
+def test_presence_gives_the_latest_request_head_and_the_files_edited_in_the_window(tmp_path: Path) -> None:
+    path = str(tmp_path / "_live.jsonl")
+    live.record_request(path, "first request")
+    live.record_edit(path, "/w", "old.py")
+    time.sleep(0.02)
+    since = time.time()
+    time.sleep(0.01)  # times are kept to the millisecond
+    live.record_head(path, "/w", ("main", "a" * 40))
+    live.record_edit(path, "/w", "src/util.py")
+    live.record_request(path, "refactor the auth module")
+    live.record_edit(path, "/other", "src/util.py")
+    found = live.read_presence(path, since)
+    assert found.request == "refactor the auth module"
+    assert found.head == ("/w", "main", "a" * 40)
+    assert list(found.edits) == [("/other", "src/util.py"), ("/w", "src/util.py")]  # newest first
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param("not json", id="not-json"),
+        pytest.param('{"kind": "edit", "top": "/w", "path": "x.py"', id="torn"),
+        pytest.param('{"kind": "edit", "top": "/w", "path": "x.py", "at": "soon"}', id="time-a-string"),
+        pytest.param('{"kind": "edit", "top": 7, "path": ["x.py"], "at": 1e30}', id="wrong-types"),
+        pytest.param('{"kind": "ask", "text": {"a": 1}, "at": 1e30}', id="request-an-object"),
+        pytest.param("[" * 5_000 + "]" * 5_000, id="deep-nesting"),
+        pytest.param("\x00\xff" * 100, id="binary"),
+    ],
+)
+def test_a_hand_edited_or_torn_line_is_skipped(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "_live.jsonl"
+    live.record_edit(str(path), "/w", "kept.py")
+    with path.open("a") as handle:
+        handle.write(line + "\n")
+    found = live.read_presence(str(path), 0)
+    assert list(found.edits) == [("/w", "kept.py")]
+    assert found.request is None
+    assert live.edited_since(str(path), "/w", "kept.py", 0) is not None
+
+
+def test_edited_since_finds_a_file_among_thousands_and_prefers_this_checkout(tmp_path: Path) -> None:
+    path = str(tmp_path / "_live.jsonl")
+    live.record_edit(path, "/w", "src/util.py")
+    live.record_edit(path, "/worktree", "src/util.py")
+    for n in range(150):
+        live.record_edit(path, "/w", f"src/other_{n}.py")
+    found = live.edited_since(path, "/w", "src/util.py", 0)
+    assert found is not None and found[0] == "/w"
+    assert live.edited_since(path, "/elsewhere", "src/util.py", 0) is not None  # the same path in another checkout
+    assert live.edited_since(path, "/w", "src/util.py", time.time() + 1) is None  # outside the window
+    assert live.edited_since(path, "/w", "src/util", 0) is None  # a prefix is not the file
+
+
+def test_a_hundred_thousand_edits_cost_a_bounded_read(tmp_path: Path) -> None:
+    path = tmp_path / "_live.jsonl"
+    line = json.dumps({"kind": "edit", "top": "/w", "path": "x" * 200, "at": time.time()}) + "\n"
+    path.write_text(line * 100_000)
+    began = time.monotonic()
+    assert live.edited_since(str(path), "/w", "util.py", 0) is None
+    live.read_presence(str(path), 0)
+    assert time.monotonic() - began < 1.0
+
+
+def test_locate_resolves_links_and_dots_and_gives_nothing_outside_a_checkout(project: Path, tmp_path: Path) -> None:
+    (project / "src").mkdir()
+    (project / "src" / "util.py").write_text("")
+    (project / "alias.py").symlink_to(project / "src" / "util.py")
+    top = str(project)
+    assert live.locate(str(project / "src" / "util.py")) == (top, "src/util.py")
+    assert live.locate(str(project / "src" / ".." / "src" / "util.py")) == (top, "src/util.py")
+    assert live.locate(str(project / "alias.py")) == (top, "src/util.py")
+    assert live.locate(str(project / "new.py")) == (top, "new.py")  # Write creates it
+    outside = tmp_path / "outside.py"
+    outside.write_text("")
+    assert live.locate(str(outside)) is None
+    assert live.locate(str(project / ".." / "outside.py")) is None
+    assert live.locate(str(project / ".git" / "config")) is None
+    assert live.locate("relative/util.py") is None
+    assert live.locate(str(project / "a\0b.py")) is None
