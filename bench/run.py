@@ -122,6 +122,7 @@ def run_all(python: str, venv: Path, work: Path) -> None:
 
     cleanup(blackboard, env, project, work, full)
 
+    live_sessions(python, env, work)
     big_sessions(env, work)
     big_checkout(env, work)
     notes_at_once(env, project, work)
@@ -416,6 +417,105 @@ def big_sessions(env: dict[str, str], work: Path) -> None:
             )
     for problem in sorted(set(problems)):
         print(f"      {problem}", flush=True)
+
+
+LIVE_SESSIONS = 30
+LIVE_FILES = 10
+
+
+def live_sessions(python: str, env: dict[str, str], work: Path) -> None:
+    """Every hook of a turn with 30 other live sessions in the checkout, each having edited 10 files.
+
+    Each live session has a Claude Code process of its own (a sleeping stand-in, its pid as
+    ``CLAUDE_PID``), a request and its edits in ``_live.jsonl``. Timed, interleaved with a bare
+    start: SessionStart (it lists them), the prompt (it checks the branch), PreToolUse of an
+    Edit of a file one of them edited (it asks) and of one nobody did, PostToolUse and Stop.
+    """
+    from blackboard import live
+
+    project = work / "crowded"
+    git = ["git", "-C", str(project), "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    subprocess.run(git + ["remote", "add", "origin", "git@github.com:acme/crowded.git"], check=True)
+    (project / "src").mkdir()
+    for n in range(LIVE_SESSIONS * LIVE_FILES + 1):
+        (project / "src" / f"module_{n}.py").write_text(python_source(n))
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "crowded"], check=True)
+    root = work / "root-crowded"
+    env = dict(env, BLACKBOARD_ROOT=str(root))
+    resolver = PathResolver(str(root), identify_project(str(project)))
+    sleepers = [subprocess.Popen([python, "-I", "-c", "import time; time.sleep(3600)"]) for _ in range(LIVE_SESSIONS)]
+    try:
+        for n, sleeper in enumerate(sleepers):
+            session_id = f"live-{n:02d}"
+            payload = {
+                "session_id": session_id,
+                "cwd": str(project),
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+            }
+            run_hook("session-start", payload, dict(env, CLAUDE_PID=str(sleeper.pid)))
+            live.record_request(
+                resolver.live_path(session_id), f"session {n}: refactor modules {n * LIVE_FILES} onward"
+            )
+            for k in range(LIVE_FILES):
+                live.record_edit(resolver.live_path(session_id), str(project), f"src/module_{n * LIVE_FILES + k}.py")
+        me = subprocess.Popen([python, "-I", "-c", "import time; time.sleep(3600)"])
+        sleepers.append(me)
+        times = live_turns(python, dict(env, CLAUDE_PID=str(me.pid)), project)
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+    problems = times.pop("problems")
+    bare = statistics.median(times.pop("bare"))
+    for name, series in times.items():
+        ratio = statistics.median(series) / bare
+        report(
+            f"{name}, {LIVE_SESSIONS} live sessions / bare `python -I -c pass`",
+            f"{statistics.median(series) * 1000:.1f} / {bare * 1000:.1f} ms = {ratio:.2f}x",
+            "<= 5x",
+            ratio <= 5 and not problems,
+        )
+    for problem in sorted(set(problems)):
+        print(f"      {problem}", flush=True)
+
+
+def live_turns(python: str, env: dict[str, str], project: Path) -> dict[str, list]:
+    """The times of each hook of a turn among the live sessions, and what went wrong (nothing, normally)."""
+    times: dict[str, list] = {
+        name: [] for name in ("bare", "SessionStart", "UserPromptSubmit", "PreToolUse Edit, asks")
+    }
+    times.update({"PreToolUse Edit, nobody's file": [], "PostToolUse (Edit)": [], "Stop": [], "problems": []})
+    guarded = str(project / "src" / f"module_{17 * LIVE_FILES + 3}.py")  # session 17 edited it
+    free = str(project / "src" / f"module_{LIVE_SESSIONS * LIVE_FILES}.py")
+    for i in range(RUNS):
+        session_id = f"me-{i}"
+        base = {"session_id": session_id, "cwd": str(project), "prompt_id": f"p{i}", "permission_mode": "default"}
+        times["bare"].append(median_of(1, lambda _: subprocess.run([python, "-I", "-c", "pass"], check=True)))
+        start = dict(base, hook_event_name="SessionStart", source="startup")
+        times["SessionStart"].append(run_hook("session-start", start, env))
+        prompt = dict(base, hook_event_name="UserPromptSubmit", prompt=f"turn {i}: tidy the parser")
+        times["UserPromptSubmit"].append(run_hook("user-prompt-submit", prompt, env))
+        for name, path in (("PreToolUse Edit, asks", guarded), ("PreToolUse Edit, nobody's file", free)):
+            edit = dict(base, hook_event_name="PreToolUse", tool_name="Edit", tool_input=edit_input(path, 0))
+            started = time.perf_counter()
+            done = subprocess.run(
+                [str(REPO / "hooks" / "run"), "pre-tool-use"],
+                input=json.dumps(edit).encode(),
+                capture_output=True,
+                env=env,
+            )
+            times[name].append(time.perf_counter() - started)
+            asked = b'"permissionDecision": "ask"' in done.stdout and b"session live-17" in done.stdout
+            if asked != (path == guarded) or done.stderr:
+                times["problems"].append(f"{name}: {done.stdout[:200]!r} {done.stderr[:200]!r}")
+        times["PostToolUse (Edit)"].append(run_hook("post-tool-use", edit_payload(base, free, 0), env))
+        stop = dict(base, hook_event_name="Stop", stop_hook_active=False, last_assistant_message="tidied")
+        times["Stop"].append(run_hook("stop", stop, env))
+        run_hook("session-end", dict(base, hook_event_name="SessionEnd", reason="other"), env)
+    return times
 
 
 CHECKOUT_FILES = 200_000
