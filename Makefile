@@ -8,7 +8,7 @@ CLAUDE := .cache/claude-$(CLAUDE_VERSION)/node_modules/.bin/claude
 # pytest-xdist: tests/conftest.py sets how many workers `auto` means
 PYTEST_PARALLEL := -n auto --dist worksteal
 
-.PHONY: demo test lint unit unit-pythons bench e2e-cli clean
+.PHONY: demo test lint unit unit-pythons pythons-ready bench e2e-cli clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,11 @@ unit: $(VENV)/.installed
 unit-pythons: $(VENV)/.installed
 	$(VENV)/bin/python scripts/unit_on_pythons.py
 
-test: lint $(CLAUDE)
+pythons-ready: $(VENV)/.installed
+	$(VENV)/bin/python scripts/unit_on_pythons.py --build-only
+
+test: $(VENV)/.installed
+	@$(MAKE) --no-print-directory -j 3 lint $(CLAUDE) pythons-ready  # the checks and the installs, side by side
 	BLACKBOARD_CLAUDE=$(CURDIR)/$(CLAUDE) $(VENV)/bin/pytest $(PYTEST_PARALLEL)
 	$(VENV)/bin/python scripts/unit_on_pythons.py
 
