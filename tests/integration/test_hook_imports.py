@@ -61,9 +61,13 @@ def test_the_hooks_after_every_turn_and_a_quiet_sync_start_never_import_filelock
     imports.write_text("")
 
     hook("SessionStart", start_payload("s1", project))  # the remote has nothing new
+    hook("SessionStart", start_payload("s2", project))  # another session, live in the same checkout
     for name in ("01-UserPromptSubmit.json", "03-PostToolUse.json", "10-Stop.json"):
         event = name.split("-", 1)[1][: -len(".json")]
         hook(event, _recorded(name, project, "s1"))
+    edit = {**_recorded("03-PostToolUse.json", project, "s2"), "hook_event_name": "PreToolUse"}
+    hook("PreToolUse", edit)  # whose file is it: s1 edited it (ADR 29)
+    hook("UserPromptSubmit", _recorded("01-UserPromptSubmit.json", project, "s2"))  # did the branch move
 
     quiet = [line for line in imports.read_text().splitlines() if line != "sync"]  # the detached round locks
     hook("SessionEnd", end_payload("s1", project))
