@@ -288,7 +288,7 @@ def check_value(text: str, cap: int) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a byte that was not UTF-8 on the command line
-        raise BlackboardError("the text is not valid UTF-8; write it to a file and pass --file PATH") from None
+        raise BlackboardError("the text is not valid UTF-8; convert it (e.g. with iconv) and try again") from None
     if len(text) > cap:
         raise BlackboardError(
             f"value is {len(text)} characters, over the cap of {cap}; write it to a file and post the path "

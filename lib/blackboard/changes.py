@@ -32,6 +32,8 @@ SAFE_CONFIG = (
     "core.untrackedCache=false",
     "log.showSignature=false",
     "protocol.allow=never",  # no transport at all: a partial clone's lazy fetch would run core.sshCommand
+    # ...and each by name, since a repository's own `protocol.ext.allow=always` wins over the default above
+    *(f"protocol.{name}.allow=never" for name in ("ext", "fd", "file", "git", "ssh", "http", "https")),
 )
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 

@@ -11,7 +11,7 @@ import traceback
 
 from .clock import compact_now, now_iso
 from .errors import BlackboardError
-from .fsutil import make_dirs
+from .fsutil import append_line, make_dirs
 from .paths import log_path
 from .redact import redact_remote
 from .settings import Settings
@@ -44,8 +44,11 @@ def note(name: str, text: str, settings: Settings | None) -> str:
             os.replace(path, f"{path}.broken-{compact_now()}")  # a folder or link there must not silence the log
         elif os.path.exists(path) and os.path.getsize(path) > MAX_LOG_BYTES:
             os.replace(path, path + ".1")
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(f"{now_iso()} {redact_remote(text)}\n")  # git's messages may quote a remote with its token
+        # private as every file under the root (0600 whatever the umask), in one write, never through a link;
+        # git's messages may quote a remote with its token
+        append_line(path, f"{now_iso()} {redact_remote(text)}")
+        if os.stat(path).st_mode & 0o077:  # a log an earlier version made with the umask's bits
+            os.chmod(path, 0o600)
     except Exception:  # noqa: BLE001 - the log is best effort; the one line still goes out
         return "logging failed too"
     return f"details in {path}"

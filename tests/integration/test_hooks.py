@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from blackboard import entries
-from helpers import HOSTILE_SESSION_IDS, dead_pid, end_payload, make_git_project, start_payload
+from helpers import HOSTILE_SESSION_IDS, REPO, dead_pid, end_payload, hook_argv, make_git_project, start_payload
 
 ROOT_BOARD = ("acme", "widget", ".blackboard")
 
@@ -184,6 +184,23 @@ def test_failures_are_logged_with_a_traceback_and_the_log_is_bounded(run_hook, p
     run_hook("SessionStart", start_payload("bad/id", project))
     assert (logs / "hooks.log.1").stat().st_size == 2 << 20
     assert "Traceback" in (logs / "hooks.log").read_text()
+
+
+def test_the_logs_are_private_whatever_the_umask_and_an_old_open_one_is_made_private(
+    hook_venv: Path, project: Path, root: Path
+) -> None:
+    """Issue 32, point 14: logs were created with the umask's bits (0666 under umask 000)."""
+    env = dict(os.environ, CLAUDE_PLUGIN_ROOT=str(REPO), BLACKBOARD_VENV=str(hook_venv))
+    run = [*hook_argv("SessionStart")]
+    payload = json.dumps(start_payload("bad/id", project)).encode()
+    subprocess.run(["sh", "-c", 'umask 000; exec "$@"', "sh", *run], input=payload, env=env, capture_output=True)
+    log = root / "logs" / "hooks.log"
+    assert oct(log.stat().st_mode & 0o777) == "0o600"
+    assert oct((root / "logs").stat().st_mode & 0o777) == "0o700"
+    log.chmod(0o644)  # as an earlier version left it
+    subprocess.run(run, input=payload, env=env, capture_output=True)
+    assert oct(log.stat().st_mode & 0o777) == "0o600"
+    assert log.read_text().count("refusing session id") == 2
 
 
 def test_a_session_killed_without_session_end_is_abandoned_by_the_next_start(

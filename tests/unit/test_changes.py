@@ -873,3 +873,13 @@ def test_git_tracks_never_runs_the_repositorys_filter_drivers(
     os.utime(notes, (1, 1))
     assert _tracks([notes, project / "new.md"], environ) == {str(notes)}
     assert not marker.exists()
+
+
+def test_a_repositorys_own_protocol_settings_never_allow_a_transport(project: Path, git_env: dict) -> None:
+    """Issue 32, point 16: `protocol.allow=never` alone loses to a repository's `protocol.ext.allow=always`."""
+    for name in ("ext", "fd", "file", "git", "ssh", "http", "https"):
+        git(project, git_env, "config", f"protocol.{name}.allow", "always")
+    for name in ("ext", "fd", "file", "git", "ssh", "http", "https"):
+        command = changes.git_command(["config", "--get", f"protocol.{name}.allow"], [])
+        said = subprocess.run(command, cwd=project, env=git_env, capture_output=True, text=True, check=True)
+        assert said.stdout.strip() == "never", name

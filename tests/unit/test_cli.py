@@ -414,6 +414,24 @@ def test_a_file_that_is_not_utf8_is_refused_and_nothing_is_written(bb, project: 
     assert json.loads(ok(bb("show", "--json")))["notes"] == []
 
 
+@pytest.mark.parametrize(
+    ("size", "amount"), [(14 << 20, "more than 10000"), (10_001, "10001")], ids=["fourteen-megabytes", "one-over"]
+)
+def test_a_file_over_the_cap_is_named_with_advice_that_does_not_send_it_back_to_a_file(
+    bb, project: Path, size: int, amount: str
+) -> None:
+    """Issue 32, point 15: a 14 MB file was "10001 characters", to be written to a file."""
+    (project / "big.txt").write_text("x" * size)
+    err = fails(bb("note", "--file", "big.txt"), f"--file big.txt holds {amount} characters", "path")
+    assert "write it to a file" not in err and "--file" not in err.split("characters")[1]
+    assert json.loads(ok(bb("show", "--json")))["notes"] == []
+
+
+def test_text_that_is_not_utf8_is_never_sent_to_a_file_that_would_be_refused_the_same(bb) -> None:
+    err = fails(bb("note", "bad \udcff byte"), "not valid UTF-8", "iconv")
+    assert "--file" not in err
+
+
 @pytest.mark.parametrize("text", ["a\r\nb", "a\rb", "line\u2028two", "trailing\r\n\r\n"])
 def test_a_value_on_standard_input_round_trips_byte_for_byte(bb, text: str) -> None:
     ok(bb("note", "-", stdin=text))

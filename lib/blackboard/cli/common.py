@@ -137,24 +137,39 @@ def text_of(words: Sequence[str], path: str | None) -> str:
         raise click.UsageError("give the text, or --file PATH ('-' for stdin)")
     if path is None and list(words) != ["-"]:
         return " ".join(words)
-    limit = settings().max_value_chars + 1  # enough to say it is too long, never the whole of a huge file
+    cap = settings().max_value_chars
+    limit = cap + 1  # enough to say it is too long, never the whole of a huge file
     if path is None or path == "-":
         # bytes, not click's text stream: that one turns CR and CRLF into LF
-        return _utf8(click.get_binary_stream("stdin").read(limit * 4), limit, "standard input")
+        return _utf8(click.get_binary_stream("stdin").read(limit * 4), cap, "standard input")
     try:
         data = read_given_file(path, limit * 4)  # up to 4 bytes a character
     except OSError as exc:
         raise BlackboardError(f"cannot read --file {path}: {exc.strerror}") from None
     if data is None:
         raise BlackboardError(f"cannot read --file {path}: No such file or directory")
-    return _utf8(data, limit, f"--file {path}")
+    return _utf8(data, cap, f"--file {path}")
 
 
-def _utf8(data: bytes, limit: int, source: str) -> str:
-    """``data`` as text, exactly; text that is not UTF-8 is refused, as the same text given as words is."""
-    if len(data) >= limit * 4:  # over the cap whatever it says: check_value refuses it as too long
-        return data.decode("utf-8", errors="replace")[:limit]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BlackboardError(f"{source} is not valid UTF-8 text; convert it (e.g. with iconv) and try again") from None
+def _utf8(data: bytes, cap: int, source: str) -> str:
+    """``data`` as text, exactly; text that is not UTF-8 is refused, as the same text given as words is.
+
+    More than ``cap`` characters is refused here, naming what was given: the advice for words on
+    the command line (use a file) would send a file back to itself.
+    """
+    huge = len(data) > (cap + 1) * 4 - 1  # read no further: the file is longer still
+    text = data.decode("utf-8", errors="replace") if huge else None
+    if text is None:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BlackboardError(
+                f"{source} is not valid UTF-8 text; convert it (e.g. with iconv) and try again"
+            ) from None
+    if huge or len(text) > cap:
+        amount = f"more than {cap}" if huge else str(len(text))
+        raise BlackboardError(
+            f"{source} holds {amount} characters, over the cap of {cap} on one value; post a short summary, "
+            "or the file's path in the project, instead (or raise BLACKBOARD_MAX_VALUE_CHARS)"
+        )
+    return text
