@@ -7,12 +7,14 @@ through a link, each bounded, and at most ``MAX_TASKS`` of them.
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 from .fsutil import json_object, read_bounded
 from .ids import is_session_id
 
 MAX_TASKS = 200
+NAME = re.compile(r"[0-9]{1,9}\.json")  # Claude Code's own: the task's number
 MAX_TASK_BYTES = 64 * 1024
 UNFINISHED = ("pending", "in_progress")
 
@@ -43,22 +45,29 @@ def tasks_dir(config_dir: str, session_id: str) -> str | None:
     return path
 
 
-def read_tasks(config_dir: str, session_id: str) -> list[ClaudeTask]:
-    """The session's tasks, in their numbers' order."""
+def read_tasks(config_dir: str, session_id: str) -> tuple[list[ClaudeTask], bool]:
+    """The session's tasks, in their numbers' order, and whether that is every one of them.
+
+    Only names of ASCII digits count (``².json`` is a digit to ``str.isdigit``, not to ``int``);
+    past ``MAX_TASKS``, the newest are read and the list is not whole: nothing it lacks is closed.
+    Without a Claude Code folder to look in, or one that cannot be listed, nothing is whole either.
+    """
+    if not config_dir:
+        return [], False
     folder = tasks_dir(config_dir, session_id)
     if folder is None:
-        return []
+        return [], os.path.isdir(config_dir)  # no list at all for this session: it has no task
     try:
-        numbered = [n for n in os.listdir(folder) if n.endswith(".json") and n[:-5].isdigit() and len(n) < 15]
-        names = sorted(numbered, key=_number)[-MAX_TASKS:]  # the newest, in a very long session
+        numbered = [n for n in os.listdir(folder) if NAME.fullmatch(n)]
     except OSError:
-        return []
+        return [], False
+    names = sorted(numbered, key=_number)[-MAX_TASKS:]  # the newest, in a very long session
     found = []
     for name in names:
         task = parse_task(name[: -len(".json")], _read(os.path.join(folder, name)))
         if task is not None:
             found.append(task)
-    return found
+    return found, len(numbered) <= MAX_TASKS
 
 
 def parse_task(number: str, data: bytes | None) -> ClaudeTask | None:

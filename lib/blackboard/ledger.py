@@ -22,7 +22,8 @@ MAX_CUT = 1_000_000
 MAX_TEXT = 200
 LOCAL_ID = r"(?:t|cc)[0-9]{1,9}"
 KEY = rf"({SESSION_ID})/({LOCAL_ID})"
-CLOSED_STATUSES = ("done", "dropped")  # a board task in either has left the open work
+CLOSED_STATUSES = ("done", "dropped")
+KINDS = ("t", "cc")  # a board task, a task of Claude Code's own list  # a board task in either has left the open work
 
 
 class Item:
@@ -45,6 +46,11 @@ class Item:
     def local_id(self) -> str:
         """Its id there: ``t3`` (a board task) or ``cc2`` (Claude Code's task 2)."""
         return self.key.rpartition("/")[2]
+
+    @property
+    def kind(self) -> str:
+        """``t`` for a board task, ``cc`` for one of Claude Code's list."""
+        return self.local_id.rstrip("0123456789")
 
     @property
     def short_key(self) -> str:
@@ -114,13 +120,22 @@ class Ledger:
     board and task list were read): what an older ledger says of that session's items is stale.
     """
 
-    __slots__ = ("open", "closed", "cut", "speaks_for")
+    __slots__ = ("open", "closed", "cut", "speaks_for", "unread")
 
-    def __init__(self, open_items: list[Item], closed: list[str], cut: int = 0, speaks_for: str = "") -> None:
+    def __init__(
+        self,
+        open_items: list[Item],
+        closed: list[str],
+        cut: int = 0,
+        speaks_for: str = "",
+        unread: tuple[str, ...] = (),
+    ) -> None:
         self.open = open_items
         self.closed = closed  # newest first
         self.cut = cut  # open items left out beyond MAX_OPEN, said in the handoff
         self.speaks_for = speaks_for
+        # kinds of its own items it did not read whole (``cc``: Claude Code's list): it speaks for none of those
+        self.unread = unread
 
     @property
     def claimed(self) -> int:
@@ -135,7 +150,10 @@ class Ledger:
         session_id = fields.get("session_id")
         whole = fields.get("open_work_partial") is not True and isinstance(session_id, str) and "open_work" in fields
         speaks_for = session_id if whole and isinstance(session_id, str) else ""
-        return cls(items_from(fields.get("open_work")), keys_from(fields.get("closed_work")), cut, speaks_for)
+        unread = fields.get("open_work_unread")
+        kinds = tuple(kind for kind in KINDS if isinstance(unread, list) and kind in unread)
+        open_items, closed = items_from(fields.get("open_work")), keys_from(fields.get("closed_work"))
+        return cls(open_items, closed, cut, speaks_for, kinds)
 
     def to_fields(self) -> dict[str, object]:
         fields: dict[str, object] = {"open_work": [item.to_json() for item in self.open], "closed_work": self.closed}
@@ -143,6 +161,8 @@ class Ledger:
             fields["open_work_cut"] = self.cut
         if not self.speaks_for:
             fields["open_work_partial"] = True
+        if self.unread:
+            fields["open_work_unread"] = list(self.unread)
         return fields
 
 
@@ -155,7 +175,11 @@ def merge(newer: Ledger, older: Ledger) -> Ledger:
     """
     own = newer.speaks_for
     listed = {item.key for item in newer.open}
-    stale = [item.key for item in older.open if own and item.origin == own and item.key not in listed]
+    stale = [
+        item.key
+        for item in older.open
+        if own and item.origin == own and item.key not in listed and item.kind not in newer.unread
+    ]
     closed = _unique(newer.closed + stale + older.closed)
     gone = set(closed)
     items: dict[str, Item] = {}
@@ -164,7 +188,7 @@ def merge(newer: Ledger, older: Ledger) -> Ledger:
             items[item.key] = item
     ordered = list(items.values())
     cut = min(max(newer.cut, older.cut, len(ordered) - MAX_OPEN), MAX_CUT)
-    return Ledger(ordered[:MAX_OPEN], closed[:MAX_CLOSED], cut, newer.speaks_for)
+    return Ledger(ordered[:MAX_OPEN], closed[:MAX_CLOSED], cut, newer.speaks_for, newer.unread)
 
 
 def _unique(keys: list[str]) -> list[str]:

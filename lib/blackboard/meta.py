@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         start_head: str
         claude_pid: int
         claude_started: str
+        claude_dir: str
         host: str
         generation: int
 else:

@@ -102,6 +102,7 @@ def _create(
     if head:
         meta["start_head"] = head  # what changed is counted from here (summary.handoff_text)
     _record_process(meta, settings.claude_pid)
+    meta["claude_dir"] = settings.claude_dir  # where its Claude Code keeps its task list (summary.session_ledger)
     write_meta(resolver.meta_path(session_id), meta)
 
 
@@ -115,6 +116,7 @@ def _reopen(path: str, source: str, settings: Settings) -> Meta:
             meta.pop("claude_pid", None)  # a process of the other machine's, which means nothing here
             meta["host"] = settings.host
         _record_process(meta, settings.claude_pid)
+        meta["claude_dir"] = settings.claude_dir
 
     return update_meta(path, change)
 

@@ -56,7 +56,7 @@ def handoff_text(
     state = board_state(resolver, session_id)
     digest = session_digest(resolver, meta, settings, final) if settings.digest else Digest()
     changes = _changes(resolver, meta, settings.environ, git_by) if settings.digest and final else None
-    ledger = session_ledger(resolver, session_id, state, settings)
+    ledger = session_ledger(resolver, meta, state, settings)
     fields = handoff_fields(meta, len(ledger.open), len(state.done), state.note_count, ledger.claimed)
     fields.update(ledger.to_fields())
     fields.update(digest_fields(digest, changes))
@@ -131,16 +131,31 @@ def _changes(resolver: PathResolver, meta: Meta, environ: Mapping[str, str], git
     return since(toplevel, start if isinstance(start, str) else None, started_at, environ, git_by)
 
 
-def session_ledger(resolver: PathResolver, session_id: str, state: BoardState, settings: Settings) -> Ledger:
+def session_ledger(resolver: PathResolver, meta: Meta, state: BoardState, settings: Settings) -> Ledger:
     """The session's open work folded into the project's (the latest handoff's ledger).
+
+    What the session did not read whole (Claude Code's list: ``claude_tasks.read_tasks``) it does
+    not speak for: none of those items is closed for not being listed.
 
     A board read only in part, or with blocks that could not be read, does not speak for all
     of its items: then nothing it does not list is taken for closed.
     """
+    session_id = meta["session_id"]
     board_tasks, whole_board_read = every_task(resolver, session_id)
-    claude_code_tasks = claude_tasks.read_tasks(settings.claude_dir, session_id) if settings.digest else []
+    # Claude Code's list is read whole only where the session keeps it: with the digest on, in the folder
+    # its own hooks named (a recovery runs in another session, which may have another CLAUDE_CONFIG_DIR)
+    here = meta.get("claude_dir", settings.claude_dir) == settings.claude_dir
+    claude_code_tasks, whole = (
+        claude_tasks.read_tasks(settings.claude_dir, session_id) if settings.digest and here else ([], False)
+    )
     own = own_ledger(session_id, board_tasks, claude_code_tasks)
     own.speaks_for = session_id if whole_board_read else ""
+    own.unread = () if whole else ("cc",)
+    if not whole:  # what its own last handoff (a draft, say) said of that list still holds
+        listed = {item.key for item in own.open}
+        earlier = handoff.read_handoff(resolver.handoff_path(session_id))
+        kept = Ledger.from_fields(earlier[0]).open if earlier else []
+        own.open += [i for i in kept if i.origin == session_id and i.kind == "cc" and i.key not in listed]
     if not whole_board_read:
         state.problems.append(f"active-tasks.md: over {LEDGER_TASK_BYTES >> 20} MiB; only its last part is read")
     latest = handoff.read_handoff(resolver.latest_handoff_path())

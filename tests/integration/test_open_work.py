@@ -149,3 +149,54 @@ def test_a_claim_on_carried_work_succeeds_once(lifecycle, bb, hook_venv: Path, p
     tasks = json.loads(bb("b", "task", "list", "--json"))
     assert [t["origin"] for t in tasks["tasks"]] == ["a/t1"]
     assert tasks["carried"] == []
+
+
+def _claude_task(home: Path, session_id: str, number: int, subject: str, config: str = ".claude") -> None:
+    folder = home / config / "tasks" / session_id
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{number}.json").write_text(json.dumps({"id": str(number), "subject": subject, "status": "pending"}))
+
+
+def _ledger(root: Path) -> dict:
+    from blackboard.handoff import split_front_matter
+
+    latest = (root / "acme" / "widget" / ".blackboard" / "handoff" / "latest-handoff.md").read_text()
+    return split_front_matter(latest)[0]
+
+
+def _open_keys(root: Path) -> list:
+    return [item["key"] for item in _ledger(root)["open_work"]]
+
+
+def test_a_session_closes_only_the_claude_code_tasks_it_read_as_closed(
+    run_hook, project: Path, root: Path, isolated_home: Path
+) -> None:
+    """Issue 32, point 11: a run with the digest off, a list past 200 files, a recovery in another config folder."""
+    _claude_task(isolated_home, "a", 1, "handle quotes")
+    assert run_hook("SessionStart", start_payload("a", project)).returncode == 0
+    assert run_hook("SessionEnd", end_payload("a", project)).returncode == 0
+    assert _open_keys(root) == ["a/cc1"]
+
+    off = {"BLACKBOARD_DIGEST": "0"}  # the list is not read: nothing of it is closed
+    assert run_hook("SessionStart", start_payload("a", project, "resume"), env=off).returncode == 0
+    assert run_hook("SessionEnd", end_payload("a", project), env=off).returncode == 0
+    assert _open_keys(root) == ["a/cc1"]
+
+    for number in range(2, 203):  # past the 200 read: the oldest, cc1, is not read, and not closed either
+        _claude_task(isolated_home, "a", number, f"step {number}")
+    assert run_hook("SessionStart", start_payload("a", project, "resume")).returncode == 0
+    assert run_hook("SessionEnd", end_payload("a", project)).returncode == 0
+    assert "a/cc1" not in _ledger(root)["closed_work"]
+
+
+def test_a_recovery_from_another_claude_config_folder_keeps_the_dead_sessions_open_tasks(
+    run_hook, project: Path, root: Path, isolated_home: Path
+) -> None:
+    own = {"CLAUDE_CONFIG_DIR": str(isolated_home / "config-a"), "CLAUDE_PID": "999999"}
+    _claude_task(isolated_home, "a", 1, "handle quotes", config="config-a")
+    assert run_hook("SessionStart", start_payload("a", project), env=own).returncode == 0
+    stop = {"session_id": "a", "cwd": str(project), "hook_event_name": "Stop", "last_assistant_message": "half"}
+    assert run_hook("Stop", stop, env=own).returncode == 0  # its draft names a/cc1; then it is killed
+    other = {"CLAUDE_CONFIG_DIR": str(isolated_home / "config-b")}
+    assert run_hook("SessionStart", start_payload("b", project), env=other).returncode == 0  # recovers a
+    assert _open_keys(root) == ["a/cc1"]

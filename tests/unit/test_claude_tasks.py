@@ -38,7 +38,7 @@ def task_with(**fields: object) -> bytes:
 
 
 def found(config_dir: Path, session_id: str = SESSION_ID) -> list:
-    return [(t.number, t.subject, t.status) for t in claude_tasks.read_tasks(str(config_dir), session_id)]
+    return [(t.number, t.subject, t.status) for t in claude_tasks.read_tasks(str(config_dir), session_id)[0]]
 
 
 RECORDED = ("1", "Handle quotes in escape()", "pending")
@@ -241,3 +241,20 @@ def test_parse_task_takes_a_subject_and_a_status_only_when_both_are_strings(fiel
         assert (task.number, task.subject, task.status) == ("7", subject, status)
     else:
         assert task is None
+
+
+@pytest.mark.parametrize("name", ["².json", "١.json", "1.json.json", "+1.json", " 1.json", "1 .json", "1e3.json"])
+def test_a_name_that_is_no_task_number_costs_only_itself(config_dir: Path, folder: Path, name: str) -> None:
+    """Issue 32, point 10: `².json` passed `str.isdigit()` but not `int()`, and every handoff failed."""
+    (folder / name).write_bytes(RECORDED_TASK)
+    tasks, whole = claude_tasks.read_tasks(str(config_dir), SESSION_ID)
+    assert [t.number for t in tasks] == ["1"] and whole
+
+
+def test_past_the_cap_the_newest_are_read_and_the_list_is_not_whole(config_dir: Path, folder: Path) -> None:
+    for n in range(2, claude_tasks.MAX_TASKS + 2):
+        (folder / f"{n}.json").write_bytes(RECORDED_TASK)
+    tasks, whole = claude_tasks.read_tasks(str(config_dir), SESSION_ID)
+    assert len(tasks) == claude_tasks.MAX_TASKS and tasks[0].number == "2" and not whole
+    assert claude_tasks.read_tasks("", SESSION_ID) == ([], False)  # no Claude Code folder: nothing is known
+    assert claude_tasks.read_tasks(str(config_dir), "another-session") == ([], True)  # it has no list at all

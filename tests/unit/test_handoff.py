@@ -340,11 +340,11 @@ def test_a_resumed_sessions_own_word_reaches_the_latest_handoff(resolver: PathRe
     task = tmp_path / "claude" / "tasks" / "a1" / "2.json"
     task.parent.mkdir(parents=True)
     task.write_text('{"subject": "quote the escapes", "status": "pending"}')
-    session.start(resolver, "a1", "startup", {}, settings_now())
+    session.start(resolver, "a1", "startup", {}, environ)  # its Claude Code keeps its list there, start to end
     session.end(resolver, "a1", "other", environ)
     assert [i["key"] for i in handoff.read_handoff(resolver.latest_handoff_path())[0]["open_work"]] == ["a1/cc2"]
 
-    session.start(resolver, "a1", "resume", {}, settings_now())
+    session.start(resolver, "a1", "resume", {}, environ)
     task.unlink()
     session.end(resolver, "a1", "other", environ)
 
