@@ -68,6 +68,8 @@ def since(
     if start is not None and not re.fullmatch(SHA, start):
         start = None
     deadline = time.monotonic() + GIT_SECONDS if deadline is None else deadline
+    if time.monotonic() >= deadline:
+        return Changes(problem="git was not asked: no time was left for it")
     commits, more, problem = _commits(toplevel, start, started, environ, deadline)
     uncommitted, status_problem = _uncommitted(toplevel, environ, deadline)
     return Changes(commits, more, uncommitted, problem or status_problem)

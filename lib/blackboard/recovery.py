@@ -42,12 +42,18 @@ def stale_reason(resolver: PathResolver, meta: Meta, limit: float, host: str) ->
     return None
 
 
-def recover(resolver: PathResolver, current: str, settings: Settings) -> list[str]:
-    """Mark this project's stale active sessions abandoned and hand them off; returns their ids."""
+def recover(resolver: PathResolver, current: str, settings: Settings, deadline: float | None = None) -> list[str]:
+    """Mark this project's stale active sessions abandoned and hand them off; returns their ids.
+
+    ``deadline`` (a ``time.monotonic`` value) bounds the whole: git is asked for all of them
+    within it, and a session not reached by then is left for the next start, or ``doctor``.
+    """
     abandoned = []
     for session_id in active_session_ids(resolver):
         if session_id == current:
             continue
+        if deadline is not None and time.monotonic() >= deadline:
+            break  # the rest are recovered by the next start
         try:
             directory = session_dir(resolver, session_id)
         except BlackboardError:
@@ -58,12 +64,14 @@ def recover(resolver: PathResolver, current: str, settings: Settings) -> list[st
                 unmark_active(resolver, session_id)  # a marker left behind by a crash
             continue
         reason = stale_reason(resolver, meta, settings.abandon_after, settings.host)
-        if reason and abandon(resolver, session_id, reason, settings):
+        if reason and abandon(resolver, session_id, reason, settings, deadline):
             abandoned.append(session_id)
     return abandoned
 
 
-def abandon(resolver: PathResolver, session_id: str, reason: str, settings: Settings) -> bool:
+def abandon(
+    resolver: PathResolver, session_id: str, reason: str, settings: Settings, git_by: float | None = None
+) -> bool:
     """Mark one session abandoned, write its handoff and offer it as the latest; False if it was not active."""
     ended = last_activity(resolver, session_id)
     generation = handoff.next_generation(resolver, epoch_seconds(ended))
@@ -82,5 +90,5 @@ def abandon(resolver: PathResolver, session_id: str, reason: str, settings: Sett
         unmark_unpublished(resolver, session_id)
         return False
     unmark_active(resolver, session_id)
-    session.hand_off(resolver, meta, settings)
+    session.hand_off(resolver, meta, settings, git_by)
     return True

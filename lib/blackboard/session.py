@@ -211,10 +211,10 @@ def end(
     return meta
 
 
-def hand_off(resolver: PathResolver, meta: Meta, settings: Settings) -> None:
-    """Write a finished session's final handoff and offer it as the project's latest."""
+def hand_off(resolver: PathResolver, meta: Meta, settings: Settings, git_by: float | None = None) -> None:
+    """Write a finished session's final handoff (git asked until ``git_by``) and offer it as the project's latest."""
     session_dir(resolver, meta["session_id"])  # its board is read for the handoff
-    text = summary.handoff_text(resolver, meta, settings)
+    text = summary.handoff_text(resolver, meta, settings, git_by=git_by)
     handoff.write_session_handoff(resolver, meta["session_id"], text)
     offer_latest(resolver, meta["session_id"], text)
 

@@ -269,3 +269,30 @@ def test_session_end_asks_git_under_its_own_deadline_and_says_when_git_did_not_a
     assert took < 0.75, took  # the hook's own start included; git had 0.8 s of its own before
     changed = _handoff(root, "s1").split("## What changed")[1].split("\n## ")[0]
     assert "took over" in changed, changed
+
+
+def test_recovery_at_session_start_has_one_deadline_for_every_session_it_recovers(
+    run_hook, project: Path, root: Path, tmp_path: Path
+) -> None:
+    """Issue 32, point 13: each abandoned session had 0.8 s of git of its own; ten made SessionStart take 8 s."""
+    from helpers import dead_pid
+
+    gone = {"CLAUDE_PID": str(dead_pid())}
+    for n in range(10):
+        assert run_hook("SessionStart", start_payload(f"killed{n}", project), env=gone).returncode == 0
+    slow = tmp_path / "slow-bin"
+    slow.mkdir()
+    (slow / "git").write_text("#!/bin/sh\nexec sleep 5\n")
+    (slow / "git").chmod(0o755)
+    began = time.monotonic()
+    started = run_hook(
+        "SessionStart", start_payload("next", project), env={"PATH": f"{slow}{os.pathsep}{os.environ['PATH']}"}
+    )
+    took = time.monotonic() - began
+    assert started.returncode == 0 and started.stderr == b""
+    assert took < 2.5, took  # one second for all of them, then the context
+    active = root / "acme" / "widget" / ".blackboard" / "_active"
+    left = sorted(p.name for p in active.iterdir() if p.name.startswith("killed"))
+    assert len(left) < 10  # some were recovered within the second; the rest wait for the next start
+    assert run_hook("SessionStart", start_payload("after", project)).returncode == 0
+    assert not [p.name for p in active.iterdir() if p.name.startswith("killed")]

@@ -21,6 +21,9 @@ from ..paths import PathResolver
 from ..settings import Settings
 from . import board_of, log_failure, note_sync_failure, usable_path
 
+# Recovering sessions whose end never came, git asked for each, takes at most this long from the
+# hook's start, however many there are; those left are recovered by the next start.
+RECOVERY_SECONDS = 1.0
 MAX_NEIGHBOURS = 8  # other live sessions described in the context; `blackboard who` lists every one
 
 
@@ -36,7 +39,7 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str:
     try:
         migrate.migrate_if_needed(resolver, cwd, settings.home, settings.environ)
         session.publish_pending(resolver, settings)
-        abandoned = recovery.recover(resolver, session_id, settings)
+        abandoned = recovery.recover(resolver, session_id, settings, STARTED + RECOVERY_SECONDS)
     except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
         log_failure(event, settings)
         troubled = True
