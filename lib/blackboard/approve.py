@@ -44,7 +44,8 @@ TEXT_FILE_COMMANDS = {"note", "post", "task"}
 # Names that say a file holds credentials: never read for the board without the person's say.
 SECRET_NAME = (
     r"credential|secret|passw|token|private|^id_(?:rsa|dsa|ecdsa|ed25519)|\.(?:pem|key|p12|pfx|jks|keystore|kdbx|ppk|"
-    r"tfstate|tfvars)$|^(?:kubeconfig|netrc|htpasswd|shadow)$|^service[-_]?account"
+    r"tfvars|keytab|p8|gpg|ovpn)$|\.tfstate(?:\.|$)|kube_?config|^(?:netrc|htpasswd|shadow|pgpass|env)$|"
+    r"\.env(?:\.[a-z]+)?$|access[-_]?keys?|^service[-_]?account|wallet\.dat"
 )
 
 
@@ -209,7 +210,28 @@ def _inside(path: str | None, cwd: str | None) -> bool:
         found = os.stat(real)
     except OSError:
         return False
+    if _crosses_a_mount(real_cwd, os.path.relpath(real, real_cwd).split(os.sep)):
+        return False
     return stat.S_ISREG(found.st_mode) and found.st_nlink == 1  # a hard link may be a secret's other name
+
+
+def _crosses_a_mount(top: str, parts: list[str]) -> bool:
+    """Whether a path below ``top`` passes a mount point: a bind mount (``~/.ssh`` mounted into the
+    project) has no link for ``realpath`` to see, but its folder is not the one its parent lists:
+    another inode than the parent's entry names, or another device."""
+    parent = top
+    for part in parts:
+        child = os.path.join(parent, part)
+        try:
+            with os.scandir(parent) as entries:
+                listed = next((e.inode() for e in entries if e.name == part), None)
+            found, above = os.lstat(child), os.lstat(parent)
+        except OSError:
+            return True
+        if listed != found.st_ino or found.st_dev != above.st_dev:
+            return True
+        parent = child
+    return False
 
 
 def _through_a_link(cwd: str, path: str) -> bool:

@@ -1,5 +1,6 @@
 """The approval rule of the PreToolUse hook: plain board commands run unasked; nothing else is decided."""
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,60 @@ def test_a_file_linked_out_of_the_project_is_outside(tmp_path: Path) -> None:
 @pytest.mark.parametrize("command", [None, 42, ["blackboard", "note"]])
 def test_a_command_that_is_not_text_gets_no_decision(command: object, tmp_path: Path) -> None:
     assert decision(command, str(tmp_path), PLUGIN) is False
+
+
+SECRET_FILES = [
+    "terraform.tfstate.backup",
+    "kubeconfig.yaml",
+    "deploy/kube_config",
+    "prod.env",
+    "config/staging.env.local",
+    "accessKeys.csv",
+    "aws/access_key.txt",
+    "hosts/krb5.keytab",
+    "AuthKey_ABC123.p8",
+    "backup.gpg",
+    "vpn/office.ovpn",
+    "env",
+]
+
+
+@pytest.mark.parametrize("name", SECRET_FILES)
+def test_files_named_like_secrets_get_no_decision(name: str, tmp_path: Path) -> None:
+    """Issue 32, point 5: these were approved when git did not ignore them."""
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text("x")
+    assert decision(f"blackboard note --file {name}", str(tmp_path), PLUGIN, "s1", _ours, _not_ignored) is False
+
+
+@pytest.mark.parametrize("name", ["environment.md", "src/env.py", "docs/envelope.txt", "keys.md", "tokenizer_notes.md"])
+def test_near_misses_of_secret_names_are_still_approved(name: str, tmp_path: Path) -> None:
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text("x")
+    expected = "token" not in name  # a word naming secrets is refused wherever it stands: the person decides
+    assert decision(f"blackboard note --file {name}", str(tmp_path), PLUGIN, "s1", _ours, _not_ignored) is expected
+
+
+def test_a_file_reached_through_a_bind_mount_in_the_project_gets_no_decision(tmp_path: Path) -> None:
+    """realpath sees no link in a bind mount: the folder is not the one its parent lists."""
+    secret = tmp_path / "home-ssh"
+    secret.mkdir()
+    (secret / "notes.md").write_text("a private key's neighbour")
+    project = tmp_path / "project"
+    (project / "mounted").mkdir(parents=True)
+    (project / "plain").mkdir()
+    (project / "plain" / "notes.md").write_text("fine")
+    mounted = subprocess.run(["mount", "--bind", str(secret), str(project / "mounted")], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"no bind mount here: {mounted.stderr.decode().strip()}")
+    try:
+        assert (project / "mounted" / "notes.md").exists()
+        assert (
+            decision("blackboard note --file mounted/notes.md", str(project), PLUGIN, "s1", _ours, _not_ignored)
+            is False
+        )
+        assert (
+            decision("blackboard note --file plain/notes.md", str(project), PLUGIN, "s1", _ours, _not_ignored) is True
+        )
+    finally:
+        subprocess.run(["umount", str(project / "mounted")], check=True)
