@@ -11,13 +11,14 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import NamedTuple
 
 from . import environment, handoff, recovery, render
 from .clock import compact_now, format_utc, now_iso
 from .errors import BlackboardError
-from .fsutil import PRIVATE_DIR, PRIVATE_FILE, make_dirs
+from .fsutil import PRIVATE_DIR, PRIVATE_FILE, make_dirs, refuse_links
 from .locks import held_for
 from .meta import ABANDONED, ACTIVE, FINISHED, new_meta, write_meta
 from .paths import PathResolver
@@ -46,17 +47,49 @@ class Finding(NamedTuple):
     fixed: bool = False
 
 
-def examine(settings: Settings, repair: bool) -> list[Finding]:
-    """Every problem found under the root ``settings`` name, fixed where ``repair`` and the fix is safe."""
+def examine(settings: Settings, repair: bool, projects: list[PathResolver] | None = None) -> list[Finding]:
+    """Every problem found under the root ``settings`` name, fixed where ``repair`` and the fix is safe.
+
+    ``projects``: the projects looked at (their boards alone); None, every project under the
+    root and the root's own files. Whatever cannot be read is a finding of its own, and the
+    rest is still looked at; names are shown on one line, as data (``_as_data``).
+    """
     root = settings.root
     findings = list(_check_root(root))
-    if os.path.isdir(root):
-        for resolver in all_projects(root):
-            findings += _check_sessions(resolver, settings, repair)
-            findings += _check_handoffs(resolver, settings, repair)
-        findings += _check_leftovers(root, repair)
+    if os.path.isdir(root) and not os.path.islink(root):
+        for resolver in all_projects(root) if projects is None else projects:
+            findings += _check_project(resolver, settings, repair)
+        for top in [root] if projects is None else [r.project_dir for r in projects]:
+            findings += _guarded(top, partial(_check_leftovers, top, repair))
     findings += _check_venv()
-    return findings
+    return [Finding(_as_data(f.problem), _as_data(f.fix), f.fixed) for f in findings]
+
+
+def _as_data(text: str) -> str:
+    """``text`` on one line: a line break or another control character in a file's name is shown escaped,
+    so no name can start a line of the report (``fixed: …``) of its own."""
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode() for c in text)
+
+
+def _guarded(where: str, check: Callable[[], list[Finding]]) -> list[Finding]:
+    """``check()``'s findings; a part of the tree it could not read is a finding, and the report goes on."""
+    try:
+        return check()
+    except (OSError, BlackboardError, ValueError, RecursionError) as exc:
+        problem = f"{where} could not be read whole: {getattr(exc, 'strerror', None) or exc}"
+        return [Finding(problem, "make it readable (chmod u+rwx on folders, u+rw on files), then run doctor again")]
+
+
+def _check_project(resolver: PathResolver, settings: Settings, repair: bool) -> list[Finding]:
+    """One project's board: never through a link, every part that can be read looked at."""
+    for folder in (resolver.project_dir, resolver.sessions_dir, resolver.get_handoff_dir()):
+        try:
+            refuse_links(resolver.root, folder)
+        except BlackboardError:
+            problem = f"{folder} is (or lies under) a symbolic link; nothing is read or written through one"
+            return [Finding(problem, "replace the link with a folder of its own (move what it points to there)")]
+    findings = _guarded(resolver.sessions_dir, partial(_check_sessions, resolver, settings, repair))
+    return findings + _guarded(resolver.get_handoff_dir(), partial(_check_handoffs, resolver, settings, repair))
 
 
 def _check_root(root: str) -> Iterator[Finding]:
@@ -80,32 +113,35 @@ def _check_sessions(resolver: PathResolver, settings: Settings, repair: bool) ->
         fix = f"blackboard doctor --fix moves it to {resolver.strays_dir}"
         findings.append(Finding(problem, fix, repair and _move_stray(resolver, name)))
     for entry in list_sessions(resolver):
-        where = f"{resolver.project.org}/{resolver.project.name} session {entry.session_id}"
-        links = _links_in(entry.directory)
-        for name in links:
-            problem = (
-                f"{os.path.join(entry.directory, name)} is a symbolic link; nothing is read or written through one"
-            )
-            fix = f"blackboard doctor --fix moves the link (not what it points to) to {resolver.strays_dir}"
-            findings.append(Finding(problem, fix, repair and _move_link(resolver, entry.directory, name)))
-        if links:
-            continue  # the rest of its checks would read through the link
-        if is_set_aside(entry.session_id):
-            findings += _check_set_aside(resolver, entry)
-            continue
-        if entry.meta is None:
-            problem = f"{where}: {entry.error}"
-            fix = "blackboard doctor --fix sets the file aside and writes a fresh _meta.json (status abandoned)"
-            findings.append(Finding(problem, fix, repair and _rebuild_meta(resolver, entry.session_id)))
-            continue
-        active = entry.meta.get("status") == ACTIVE
-        reason = recovery.stale_reason(resolver, entry.meta, settings.abandon_after, settings.host) if active else None
-        if reason:
-            fixed = repair and recovery.abandon(resolver, entry.session_id, reason, settings)
-            findings.append(Finding(f"{where} is stuck active: {reason}", "blackboard doctor --fix abandons it", fixed))
-        for problem in render.board_state(resolver, entry.session_id).problems:
-            fix = f"edit {entry.directory} by hand: each entry is '## id', '- key: value' lines, a blank line, text"
-            findings.append(Finding(f"{where}: unreadable block in {problem}", fix))
+        findings += _guarded(entry.directory, partial(_check_session, resolver, entry, settings, repair))
+    return findings
+
+
+def _check_session(resolver: PathResolver, entry: SessionEntry, settings: Settings, repair: bool) -> list[Finding]:
+    """One session's checks; a session that cannot be read costs only its own finding (``_guarded``)."""
+    where = f"{resolver.project.org}/{resolver.project.name} session {entry.session_id}"
+    links = _links_in(entry.directory)
+    findings = []
+    for name in links:
+        problem = f"{os.path.join(entry.directory, name)} is a symbolic link; nothing is read or written through one"
+        fix = f"blackboard doctor --fix moves the link (not what it points to) to {resolver.strays_dir}"
+        findings.append(Finding(problem, fix, repair and _move_link(resolver, entry.directory, name)))
+    if links:
+        return findings  # the rest of its checks would read through the link
+    if is_set_aside(entry.session_id):
+        return _check_set_aside(resolver, entry)
+    if entry.meta is None:
+        problem = f"{where}: {entry.error}"
+        fix = "blackboard doctor --fix sets the file aside and writes a fresh _meta.json (status abandoned)"
+        return [Finding(problem, fix, repair and _rebuild_meta(resolver, entry.session_id))]
+    active = entry.meta.get("status") == ACTIVE
+    reason = recovery.stale_reason(resolver, entry.meta, settings.abandon_after, settings.host) if active else None
+    if reason:
+        fixed = repair and recovery.abandon(resolver, entry.session_id, reason, settings)
+        findings.append(Finding(f"{where} is stuck active: {reason}", "blackboard doctor --fix abandons it", fixed))
+    for problem in render.board_state(resolver, entry.session_id).problems:
+        fix = f"edit {entry.directory} by hand: each entry is '## id', '- key: value' lines, a blank line, text"
+        findings.append(Finding(f"{where}: unreadable block in {problem}", fix))
     return findings
 
 
@@ -196,10 +232,10 @@ def _publish(resolver: PathResolver, session_id: str, settings: Settings) -> boo
 
 def _check_leftovers(root: str, repair: bool) -> list[Finding]:
     """Temporary files of writers that crashed, and locks held for a long time."""
-    findings = []
+    findings: list[Finding] = []
     now = time.time()
     loose: list[tuple[str, int]] = []  # folders and files other users can read or write, with their modes
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in _walk(root, findings):
         if os.path.basename(dirpath) == "_strays":  # what doctor --fix set aside: named once, kept as it is
             dirnames[:] = []
             continue
@@ -240,6 +276,25 @@ def _check_leftovers(root: str, repair: bool) -> list[Finding]:
         fix = f"blackboard doctor --fix makes files {PRIVATE_FILE:04o} and folders {PRIVATE_DIR:04o}"
         findings.append(Finding(problem, fix, repair and _tighten([path for path, _ in loose])))
     return findings
+
+
+def _walk(top: str, findings: list[Finding]) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk`` without recursion (a tree a thousand folders deep is walked too), never through a link;
+    a folder that cannot be listed is a finding, and the walk goes on."""
+    pending = [top]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+        except OSError as exc:
+            fix = "make it readable (chmod u+rwx), then run doctor again"
+            findings.append(Finding(f"{folder} could not be read: {exc.strerror or exc}", fix))
+            continue
+        dirnames = sorted(name for name, is_dir in listed if is_dir)
+        filenames = sorted(name for name, is_dir in listed if not is_dir)
+        yield folder, dirnames, filenames
+        pending += [os.path.join(folder, name) for name in reversed(dirnames)]
 
 
 def _folder_mode(path: str) -> int:

@@ -141,6 +141,7 @@ def test_anything_else_gets_no_decision(command: str, tmp_path: Path) -> None:
         pytest.param("blackboard show other-project-session", id="show-another-projects-session"),
         pytest.param("blackboard handoff other-project-session", id="handoff-of-another-project"),
         pytest.param("blackboard sessions --all-projects", id="sessions-of-every-project"),
+        pytest.param("blackboard doctor --all-projects", id="doctor-of-every-project"),
         pytest.param("blackboard note --file .env", id="file-dot-env"),
         pytest.param("blackboard note --file .aws/credentials", id="file-in-a-dot-folder"),
         pytest.param("blackboard note --file notes/../.env", id="file-dot-env-by-a-detour"),

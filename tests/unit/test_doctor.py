@@ -289,3 +289,85 @@ def test_a_hard_link_out_of_the_root_keeps_its_mode(resolver: PathResolver, root
     (finding,) = [f for f in _problems(root, repair=True, modes=True) if "other users" in f.problem]
     assert not finding.fixed
     assert stat.S_IMODE(outside.stat().st_mode) == 0o644
+
+
+# --- issue 32, points 6 to 8 -----------------------------------------------------------------------
+
+
+def test_doctor_looks_at_this_project_only_unless_asked_for_every_one(
+    resolver: PathResolver, root: Path, project: Path, tmp_path: Path, monkeypatch
+) -> None:
+    from blackboard.project import identify_project
+    from helpers import make_git_project
+
+    gadget = PathResolver(
+        str(root), identify_project(str(make_git_project(tmp_path / "gadget", remote="git@github.com:acme/gadget.git")))
+    )
+    session.start(gadget, "gadget-secret-session", "startup", {}, settings_now())
+    Path(gadget.board_file("gadget-secret-session", "notes")).write_text(
+        "## n1\n- broken line that is no field\nsalary of bob\n"
+    )
+    Path(gadget.meta_path("gadget-secret-session")).write_text("{torn")
+    session.start(resolver, "s1", "startup", {}, settings_now())
+    monkeypatch.chdir(project)
+    code, out, _ = run_cli("doctor", env={"BLACKBOARD_ROOT": str(root)})
+    assert "gadget" not in out and "salary" not in out
+    code, out, _ = run_cli("doctor", "--all-projects", env={"BLACKBOARD_ROOT": str(root)})
+    assert code == 1 and "gadget-secret-session" in out
+
+
+def test_doctor_never_follows_a_linked_handoff_folder_out_of_the_root(
+    resolver: PathResolver, root: Path, tmp_path: Path
+) -> None:
+    session.start(resolver, "s1", "startup", {}, settings_now())
+    outside = tmp_path / "persons-own-files"
+    outside.mkdir()
+    (outside / "salary-review.md").write_text("private\n")
+    handoffs = Path(resolver.get_handoff_dir())
+    for child in handoffs.iterdir():
+        child.unlink()
+    handoffs.rmdir()
+    handoffs.symlink_to(outside)
+    findings = _problems(root, repair=True)
+    assert sorted(p.name for p in outside.iterdir()) == ["salary-review.md"]  # nothing renamed, read or written there
+    assert any("symbolic link" in f.problem and "handoff" in f.problem for f in findings)
+
+
+def test_doctor_reports_everything_it_can_past_what_it_cannot_read(resolver: PathResolver, root: Path) -> None:
+    for name in ("fifo", "fine", "torn"):
+        session.start(resolver, name, "startup", {}, settings_now())
+    notes = Path(resolver.board_file("fifo", "notes"))
+    notes.unlink()
+    os.mkfifo(notes)
+    Path(resolver.meta_path("torn")).write_text("{torn")
+    findings = _problems(root, repair=True)  # and it returns: no FIFO is waited on
+    assert any("session torn" in f.problem for f in findings)
+    assert any("fifo" in f.problem for f in findings)
+
+
+def test_a_tree_a_thousand_folders_deep_is_walked_without_a_recursion_error(resolver: PathResolver, root: Path) -> None:
+    session.start(resolver, "s1", "startup", {}, settings_now())
+    deep = Path(resolver.project_dir) / "deep"
+    path = str(deep)
+    os.mkdir(path)
+    for _ in range(1200):  # one at a time: os.makedirs itself recurses
+        path = os.path.join(path, "d")
+        os.mkdir(path)
+    (Path(path) / ".x.tmp").write_text("")
+    old = time.time() - 7200
+    os.utime(Path(path) / ".x.tmp", (old, old))
+    findings = _problems(root)
+    assert any("crashed write" in f.problem for f in findings)
+
+
+def test_a_file_name_with_a_line_break_cannot_forge_a_line_of_the_report(
+    resolver: PathResolver, root: Path, project: Path, monkeypatch
+) -> None:
+    session.start(resolver, "s1", "startup", {}, settings_now())
+    forged = Path(resolver.sessions_dir) / "x\nfixed: everything is fine\n  fix: nothing"
+    forged.write_text("")
+    monkeypatch.chdir(project)
+    code, out, _ = run_cli("doctor", env={"BLACKBOARD_ROOT": str(root)})
+    assert code == 1
+    assert not any(line.startswith("fixed: everything") for line in out.splitlines())
+    assert "\\nfixed: everything is fine" in out

@@ -98,11 +98,12 @@ def _remove_with_progress(doomed: list[retention.Candidate]) -> retention.Remova
 @click.option(
     "--fix", "repair", is_flag=True, help="Do the safe fixes (set damaged files aside, abandon stuck sessions)."
 )
+@click.option("--all-projects", is_flag=True, help="Every project under the root, not just this one.")
 @GLOBAL
-def doctor(repair: bool) -> None:
-    """Check the root, every session's metadata, handoffs, leftover files and the environment."""
+def doctor(repair: bool, all_projects: bool) -> None:
+    """Check the root and this project's sessions, handoffs and files (every project's with --all-projects)."""
     root = settings().root
-    findings = checks.examine(settings(), repair)
+    findings = checks.examine(settings(), repair, None if all_projects else [here()])
     open_problems = [f for f in findings if not f.fixed]
     lines = [f"{'fixed' if f.fixed else 'problem'}: {f.problem}\n  fix: {f.fix}" for f in findings]
     lines.append(f"{len(open_problems)} problem(s) left under {root}" if findings else f"all good under {root}")
