@@ -2,7 +2,7 @@
 
 Work carried from an ended session (``5f1c8a2e/t3``) is taken onto the board of the session
 that acts on it. Two live sessions claiming it at once would each take it onto their own
-board; the claim is first recorded here, one file per key (``_claims/{sha1}.json``), under
+board; the claim is first recorded here, one file per key (``_claims/{session}+{id}.json``), under
 its lock: the first live claimant holds it, and a claim whose session ended or died is free.
 """
 
@@ -69,9 +69,17 @@ def held(resolver: PathResolver) -> list[Claim]:
     for name in sorted(names_in(resolver.claims_dir)):
         if name.endswith(".json"):
             claim = _read(os.path.join(resolver.claims_dir, name))
-            if claim is not None and resolver.claim_path(claim.key) == os.path.join(resolver.claims_dir, name):
+            if claim is not None and _named(resolver, claim.key) == os.path.join(resolver.claims_dir, name):
                 found.append(claim)
     return found
+
+
+def _named(resolver: PathResolver, key: str) -> str | None:
+    """Where the claim on ``key`` is kept; None for a key no carried work has (a hand edit)."""
+    try:
+        return resolver.claim_path(key)
+    except (ValueError, BlackboardError):
+        return None
 
 
 def _read(path: str) -> Claim | None:

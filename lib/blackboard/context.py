@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from . import handoff, render
 from .changes import TRACKED_SECONDS, git_tracks
-from .clock import describe_age, epoch_seconds, format_utc
+from .clock import describe_age
 from .ids import is_session_id
 from .ledger import Ledger
 from .paths import PathResolver
@@ -101,6 +101,7 @@ def for_new_session(
 # plugin's words, so it is only named as unusual there, and shown inside the fenced data.
 PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+@-]{0,99}")
 PLAIN_REASON = re.compile(r"[a-z_]{1,40}")
+UTC_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z")  # as clock writes it
 
 
 def plain(value: object) -> str | None:
@@ -133,8 +134,8 @@ def _handoff_header(project: str, fields: dict[str, object], branch: str | None)
     a host, a time this module formats, a reason, a branch; anything else is only said to be
     unusual, and shown inside the fenced data.
     """
-    started_epoch = epoch_seconds(fields.get("ended"))
-    ended = format_utc(started_epoch) if started_epoch is not None else "?"
+    ended = fields.get("ended")
+    ended = ended if isinstance(ended, str) and UTC_TIME.fullmatch(ended) else "?"  # a time, or nothing of it
     end = handoff.ended_at(fields)
     age = None if end is None else max(time.time() - end, 0.0)
     age_text = f"{describe_age(age)} ago" if age is not None else "at an unknown time"

@@ -6,7 +6,6 @@ Example: ``~/.claude/blackboard/acme/widget/.blackboard/sessions/abc123/_meta.js
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zlib
 
@@ -89,8 +88,11 @@ class PathResolver:
         return os.path.join(self.project_dir, "_claims")
 
     def claim_path(self, key: str) -> str:
-        """``.../_claims/{sha1 of the key}.json`` for carried work such as ``5f1c8a2e-…/t3``."""
-        return os.path.join(self.claims_dir, hashlib.sha1(key.encode("utf-8")).hexdigest() + ".json")
+        """``.../_claims/5f1c8a2e-…+t3.json`` for carried work ``5f1c8a2e-…/t3`` (no session id holds a ``+``)."""
+        session_id, _, local = key.rpartition("/")
+        if not local.isalnum() or not local.isascii():
+            raise ValueError(f"not a key of carried work: {key!r}")
+        return os.path.join(self.claims_dir, f"{validate_session_id(session_id)}+{local}.json")
 
     def board_file(self, session_id: str, kind: str) -> str:
         """``.../sessions/{session_id}/active-tasks.md`` for ``tasks``; ``notes`` and ``context`` alike."""

@@ -12,7 +12,7 @@ import os
 import time
 
 from . import claims, live
-from .clock import describe_age, epoch_seconds
+from .clock import describe_age
 from .entries import Entry, parse
 from .fsutil import read_tail
 from .gitinfo import checkout_around, head_of
@@ -30,11 +30,10 @@ MAX_FILES = 6
 class Neighbour:
     """One other live session of the project and what it is doing."""
 
-    __slots__ = ("session_id", "started", "checkout", "branch", "request", "edits", "claims")
+    __slots__ = ("session_id", "checkout", "branch", "request", "edits", "claims")
 
     def __init__(self, meta: Meta, presence: Presence) -> None:
         self.session_id = meta["session_id"]
-        self.started = epoch_seconds(meta.get("started"))
         cwd = meta.get("cwd")
         started_in = (
             checkout_around(cwd)[0] if isinstance(cwd, str) and os.path.isabs(cwd) and "\0" not in cwd else None
@@ -100,8 +99,7 @@ def lines(found: list[Neighbour], total: int, here: str | None) -> list[str]:
     for neighbour in found:
         where = _where(neighbour.checkout, here)
         branch = f", branch {inline(neighbour.branch, 80)}" if neighbour.branch else ""
-        age = f", started {describe_age(max(now - neighbour.started, 0))} ago" if neighbour.started else ""
-        shown.append(f"- {neighbour.session_id[:8]}: {where}{branch}{age}")
+        shown.append(f"- {neighbour.session_id[:8]}: {where}{branch}")
         if neighbour.request:
             shown.append(f'  asks: "{inline(neighbour.request, 200)}"')
         if neighbour.edits:
