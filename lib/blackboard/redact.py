@@ -180,17 +180,20 @@ VALUES = [
         r"=(?P<s>[^&\s#\"'<>]{8,})",
     ),
     # Command lines: curl -u user:pass (not docker's -u 1000:1000), and the tools taking a password as an option.
-    ("-u", r"(?:--user|-u)[ \t=]?[\"']?[^\s:\"'$-][^\s:\"'$]*:(?!\d+(?![^\s\"']))" + SECRET),
+    # A user name has a bound: unbounded, each `-u` of `-ua-ua-ua…` would scan to the end (quadratic).
+    ("-u", r"(?:--user|-u)[ \t=]?[\"']?[^\s:\"'$-][^\s:\"'$]{0,255}:(?!\d+(?![^\s\"']))" + SECRET),
     (
         " login",
         r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm registry) login" + _up_to("-p") + r"[ \t]*" + SECRET,
     ),
     ("mysql", r"mysql(?:dump|admin)?" + _up_to("-p") + r"(?P<s>[^\s-]\S*)"),  # -pSECRET; -p DATABASE prompts
     ("redis-cli", r"redis-cli" + _up_to("-a") + r"[ \t]+" + SECRET),
-    ("htpasswd", r"htpasswd[ \t]+-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+(?P<s>\S+)"),  # htpasswd -b FILE USER SECRET
+    # htpasswd -b FILE USER SECRET: its flags are a few letters, one of them b (`-\w*b\w*` splits `-bbb…` every way)
+    ("htpasswd", r"htpasswd[ \t]+-(?=[A-Za-z]{0,8}b)[A-Za-z]{1,9}[ \t]+\S{1,4096}[ \t]+\S{1,4096}[ \t]+(?P<s>\S+)"),
     ("identified", r"(?i:identified\s+by(?:\s+password)?)\s+" + SECRET),  # SQL: CREATE USER … IDENTIFIED BY 'x'
-    # .netrc: machine HOST login USER password SECRET, on one line or several.
-    ("password", r"(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*\s+password\s+(?P<s>\S+)"),
+    # .netrc: machine HOST login USER password SECRET, on one line or several. An entry names each of
+    # login, account and port once: unbounded, `default port default port …` is scanned from each start.
+    ("password", r"(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+){0,3}\s+password\s+(?P<s>\S+)"),
     (":", r"(?m)^[^:\s]+:(?:[0-9]+|\*):[^:\s]+:[^:\s]+:(?P<s>\S+)$"),  # .pgpass: host:port:database:user:password
 ]
 

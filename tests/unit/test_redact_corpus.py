@@ -934,3 +934,27 @@ def test_a_secret_replaced_that_joins_its_neighbours_into_another_is_redacted_at
     once = redact(text)
     assert redact(once) == once
     assert "Sq1P4ss" not in once and "Spr1ngP4ss" not in once
+
+
+# Issue 32, point 4: three patterns took quadratic time; each shape, made of what the pattern looks for and
+# never completed, must cost a mebibyte about 32 times what it costs 32 KiB.
+QUADRATIC_BEFORE = [
+    pytest.param(lambda n: "password\n" + ("default port " * (n // 13 + 1))[:n], id="netrc-default-port-runs"),
+    pytest.param(lambda n: "password\n" + ("machine h login u " * (n // 18 + 1))[:n], id="netrc-machine-runs"),
+    pytest.param(lambda n: "password\n" + ("-ua" * (n // 3 + 1))[:n], id="user-flags-without-colon"),
+    pytest.param(lambda n: "password\n" + ("--user=a" * (n // 8 + 1))[:n], id="long-user-flags"),
+    pytest.param(lambda n: ("htpasswd -" + "b" * n)[:n], id="htpasswd-flag-of-bs"),
+    pytest.param(lambda n: ("htpasswd -b f " * (n // 14 + 1))[:n], id="htpasswd-without-a-password"),
+]
+
+
+@pytest.mark.parametrize("make", QUADRATIC_BEFORE)
+def test_redaction_time_grows_linearly_with_adversarial_input(make: Callable[[int], str]) -> None:
+    small, large = make(32 << 10), make(1 << 20)
+    started = time.monotonic()
+    redact(small)
+    small_took = time.monotonic() - started
+    started = time.monotonic()
+    redact(large)
+    large_took = time.monotonic() - started
+    assert large_took < 32 * 4 * max(small_took, 0.002) + 0.5, (small_took, large_took)
