@@ -8,7 +8,6 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from .. import handoff
 from ..fsutil import atomic_write, create_exclusive, json_object, make_dirs, read_bounded, refuse_links
@@ -36,14 +35,19 @@ from .state import State, metadata_stamp, metadata_unchanged, read_json, session
 MAX_OFFERS_PUBLISHED = 20  # handoffs imported in one round that are merged into the latest
 
 
-@dataclass
 class Imported:
-    """What an import brought: sessions, conflicts, refusals, and whether it finished."""
+    """What an import brought: sessions, conflicts, refusals, and whether it finished.
 
-    sessions: list[str] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    complete: bool = True
+    A plain class, as every record a hook makes: ``dataclasses`` imports ``inspect`` (ADR 28).
+    """
+
+    __slots__ = ("sessions", "conflicts", "refused", "complete")
+
+    def __init__(self) -> None:
+        self.sessions: list[str] = []
+        self.conflicts: list[str] = []
+        self.refused: list[str] = []
+        self.complete = True
 
 
 def import_commit(
@@ -227,13 +231,15 @@ def _unchanged_since_sync(resolver: PathResolver, state: State, session_id: str)
     return local.get("status") in FINISHED and recorded == session_signature(resolver, session_id)
 
 
-@dataclass
 class Listing:
     """The files of a commit an import looks at, and what else changed since the last import's commit."""
 
-    entries: list[Entry]
-    unremoved: set[str]  # sessions whose removal marker went (sent again by a machine that resumed them)
-    dropped: set[str] | None = None  # session folders the commit deleted; None when the whole tree is listed
+    __slots__ = ("entries", "unremoved", "dropped")
+
+    def __init__(self, entries: list[Entry], unremoved: set[str], dropped: set[str] | None = None) -> None:
+        self.entries = entries
+        self.unremoved = unremoved  # sessions whose removal marker went (sent again by a machine that resumed them)
+        self.dropped = dropped  # session folders the commit deleted; None when the whole tree is listed
 
 
 def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, deadline: float) -> Listing:

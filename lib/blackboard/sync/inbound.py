@@ -10,8 +10,6 @@ import json
 import re
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
 
 from .. import handoff
 from ..clock import epoch_seconds
@@ -24,6 +22,10 @@ from ..paths import BOARD_FILES, META_FILE
 from ..project import Project, safe_segment
 from ..registry import CLOCK_AHEAD_SECONDS
 from ..render import inline
+
+TYPE_CHECKING = False  # as in ``meta``: typing only for mypy, never imported by a hook
+if TYPE_CHECKING:
+    from typing import Literal
 
 SESSION_FILES = (META_FILE, *BOARD_FILES.values())
 MAX_FILE_BYTES = 8 * 1024 * 1024  # larger board files stay on their machine; status says so
@@ -128,23 +130,33 @@ class Layout:
         return "not part of the board layout; refused"
 
 
-@dataclass
 class Refused:
     """Why something the remote holds was not taken: ``kind`` is ``refused`` (it broke a rule) or
     ``conflict`` (it clashes with this machine's own work)."""
 
-    detail: str
-    kind: str = "refused"
+    __slots__ = ("detail", "kind")
+
+    def __init__(self, detail: str, kind: str = "refused") -> None:
+        self.detail = detail
+        self.kind = kind
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Refused) and (self.detail, self.kind) == (other.detail, other.kind)
+
+    def __repr__(self) -> str:
+        return f"Refused({self.detail!r}, {self.kind!r})"
 
 
-@dataclass
 class Accepted:
     """A remote session that passed every check: its files, its metadata, and its handoff if it has one."""
 
-    files: dict[str, bytes]
-    meta: Meta
-    handoff: str | None = None
-    order: tuple[int, float, str] | None = None  # ``handoff.order``; None for a handoff with no end
+    __slots__ = ("files", "meta", "handoff", "order")
+
+    def __init__(self, files: dict[str, bytes], meta: Meta) -> None:
+        self.files = files
+        self.meta = meta
+        self.handoff: str | None = None
+        self.order: tuple[int, float, str] | None = None  # ``handoff.order``; None for a handoff with no end
 
 
 def check_session(

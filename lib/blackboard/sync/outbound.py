@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 
 from .. import handoff
 from ..clock import now_iso
@@ -19,16 +18,18 @@ from .inbound import MAX_ACTIVE_RECORDS, MAX_FILE_BYTES
 from .state import State, metadata_stamp, metadata_unchanged, session_signature
 
 
-@dataclass
 class Outgoing:
     """The changes one push carries, and what to remember once it lands."""
 
-    sessions: dict[str, list[tuple[str, bytes | None]]] = field(default_factory=dict)  # each session's files
-    others: list[tuple[str, bytes | None]] = field(default_factory=list)  # removals, this machine's active record
-    signatures: dict[str, str] = field(default_factory=dict)
-    removals: list[str] = field(default_factory=list)
-    active: list[str] | None = None
-    skipped: list[str] = field(default_factory=list)
+    __slots__ = ("sessions", "others", "signatures", "removals", "active", "skipped")
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, list[tuple[str, bytes | None]]] = {}  # each session's files
+        self.others: list[tuple[str, bytes | None]] = []  # removals, this machine's active record
+        self.signatures: dict[str, str] = {}
+        self.removals: list[str] = []
+        self.active: list[str] | None = None
+        self.skipped: list[str] = []
 
     @property
     def changes(self) -> list[tuple[str, bytes | None]]:

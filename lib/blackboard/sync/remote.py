@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import NoReturn
 
 from ..fsutil import create_exclusive, refuse_links
 from ..gitstore import GitFailed, Store, TooLarge
 from ..paths import PathResolver
 from .config import read_config, served_by
 from .state import State, note_status
+
+TYPE_CHECKING = False  # as in ``meta``: typing only for mypy, never imported by a hook
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 # In the private repository: the remote's newest commit as fetched, then this machine's commit
 # on top of it until pushed; and the commit the last import came from (``state.imported``),

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from .. import handoff
 from ..environment import PLUGIN_ROOT
@@ -33,16 +32,18 @@ ROUND_SECONDS = 300.0
 Progress = Callable[[str], None]
 
 
-@dataclass
 class Round:
     """What one round did, for ``blackboard sync`` and the status."""
 
-    imported: list[str] = field(default_factory=list)
-    pushed: int = 0
-    removed: int = 0
-    conflicts: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    __slots__ = ("imported", "pushed", "removed", "conflicts", "refused", "skipped")
+
+    def __init__(self) -> None:
+        self.imported: list[str] = []
+        self.pushed = 0
+        self.removed = 0
+        self.conflicts: list[str] = []
+        self.refused: list[str] = []
+        self.skipped: list[str] = []
 
 
 def background_round(resolver: PathResolver, settings: Settings) -> Round | None:
