@@ -123,6 +123,7 @@ def run_all(python: str, venv: Path, work: Path) -> None:
     cleanup(blackboard, env, project, work, full)
 
     live_sessions(python, env, work)
+    redaction(env, work)
     big_sessions(env, work)
     big_checkout(env, work)
     notes_at_once(env, project, work)
@@ -417,6 +418,58 @@ def big_sessions(env: dict[str, str], work: Path) -> None:
             )
     for problem in sorted(set(problems)):
         print(f"      {problem}", flush=True)
+
+
+ADVERSARIAL = {  # what made three patterns quadratic (issue 32): what each looks for, never completed
+    "netrc-default-port-runs": lambda n: "password\n" + ("default port " * (n // 13 + 1))[:n],
+    "user-flags-without-colon": lambda n: "password\n" + ("-ua" * (n // 3 + 1))[:n],
+    "htpasswd-flag-of-bs": lambda n: ("htpasswd -" + "b" * n)[:n],
+}
+
+
+def redaction(env: dict[str, str], work: Path) -> None:
+    """Redaction of a mebibyte of adversarial text against 32 times its 32 KiB; Stop and SessionEnd with
+    150 tasks shaped like the htpasswd line that once made them take seconds."""
+    from blackboard.redact import redact
+
+    for name, make in ADVERSARIAL.items():
+        small, large = make(32 << 10), make(1 << 20)
+        small_took = median_of(5, lambda _, text=small: redact(text))
+        large_took = median_of(3, lambda _, text=large: redact(text))
+        ratio = large_took / (32 * small_took)
+        report(
+            f"redaction of 1 MiB, {name} / 32 x 32 KiB",
+            f"{large_took * 1000:.0f} / {32 * small_took * 1000:.0f} ms = {ratio:.2f}x",
+            "<= 2x (linear)",
+            ratio <= 2,
+        )
+    project = work / "tasked"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    subprocess.run(["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/tasked.git"], check=True)
+    env = dict(env, BLACKBOARD_ROOT=str(work / "root-tasked"))
+    resolver = PathResolver(env["BLACKBOARD_ROOT"], identify_project(str(project)))
+    stops, ends = [], []
+    for i in range(BIG_RUNS):
+        payload = {"session_id": f"tasked-{i}", "cwd": str(project)}
+        run_hook("session-start", dict(payload, hook_event_name="SessionStart", source="startup"), env)
+        tasks = "".join(
+            entries.render(f"t{n}", {"status": "open", "author": "main"}, "htpasswd -" + "b" * 9000)
+            for n in range(1, 151)
+        )
+        Path(resolver.board_file(f"tasked-{i}", "tasks")).write_text(
+            entries.initial_text("tasks", f"tasked-{i}") + tasks
+        )
+        stops.append(run_hook("stop", dict(payload, hook_event_name="Stop", last_assistant_message="done"), env))
+        ends.append(run_hook("session-end", dict(payload, hook_event_name="SessionEnd", reason="other"), env))
+    problems = hook_failures(Path(env["BLACKBOARD_ROOT"]))
+    for event, times in (("Stop", stops), ("SessionEnd", ends)):
+        median = statistics.median(times)
+        report(
+            f"{event}, 150 htpasswd-shaped tasks",
+            f"{median * 1000:.0f} ms",
+            "<= 300 ms",
+            median <= 0.3 and not problems,
+        )
 
 
 LIVE_SESSIONS = 30
