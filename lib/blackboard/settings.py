@@ -25,6 +25,8 @@ MAX_MAX_VALUE_CHARS = 1_000_000
 DEFAULT_ABANDON_AFTER = 24 * 3600.0
 DEFAULT_SYNC_TIMEOUT = 1.5
 DEFAULT_EDIT_WINDOW = 30 * 60.0
+DEFAULT_END_GIT_TIMEOUT = 0.2  # SessionEnd ends within 300 ms even where git takes longer
+MAX_END_GIT_TIMEOUT = 1.0  # Claude Code cancels SessionEnd after about 1.5 s
 
 
 class Settings:
@@ -49,6 +51,7 @@ class Settings:
         "abandon_after",
         "auto_allow",
         "sync_timeout",
+        "end_git_timeout",
         "digest",
         "claude_dir",
         "claude_pid",
@@ -69,6 +72,7 @@ class Settings:
     abandon_after: float  # ``$BLACKBOARD_ABANDON_AFTER`` (``6h``, ``2d``) in seconds
     auto_allow: bool  # ``$BLACKBOARD_AUTO_ALLOW``: approve plain board commands without asking
     sync_timeout: float  # ``$BLACKBOARD_SYNC_TIMEOUT``: seconds SessionStart waits for a fetch
+    end_git_timeout: float  # ``$BLACKBOARD_END_GIT_TIMEOUT``: seconds SessionEnd asks git for, from its start
     digest: bool  # ``$BLACKBOARD_DIGEST``: whether the hooks capture prompts and edits for the digest
     claude_dir: str  # ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``: where Claude Code keeps transcripts ("": none)
     claude_pid: str | None  # ``$CLAUDE_PID``: the Claude Code process running the hooks
@@ -86,6 +90,7 @@ class Settings:
         context_chars = _int(copy, "BLACKBOARD_CONTEXT_CHARS", DEFAULT_CONTEXT_CHARS)
         value_chars = _int(copy, "BLACKBOARD_MAX_VALUE_CHARS", DEFAULT_MAX_VALUE_CHARS)
         sync_timeout = _float(copy, "BLACKBOARD_SYNC_TIMEOUT", DEFAULT_SYNC_TIMEOUT)
+        end_git = _float(copy, "BLACKBOARD_END_GIT_TIMEOUT", DEFAULT_END_GIT_TIMEOUT)
         claude_dir = expand_user(copy.get("CLAUDE_CONFIG_DIR") or "~/.claude", home)
         values = {
             "environ": copy,
@@ -101,6 +106,7 @@ class Settings:
             "abandon_after": _duration(copy.get("BLACKBOARD_ABANDON_AFTER", "24h"), DEFAULT_ABANDON_AFTER),
             "auto_allow": _flag(copy, "BLACKBOARD_AUTO_ALLOW"),
             "sync_timeout": sync_timeout if 0.1 <= sync_timeout <= 30 else DEFAULT_SYNC_TIMEOUT,  # NaN is not
+            "end_git_timeout": end_git if 0 <= end_git <= MAX_END_GIT_TIMEOUT else DEFAULT_END_GIT_TIMEOUT,
             "digest": _flag(copy, "BLACKBOARD_DIGEST"),
             "claude_dir": os.path.normpath(claude_dir) if os.path.isabs(claude_dir) else "",
             "claude_pid": copy.get("CLAUDE_PID") or None,

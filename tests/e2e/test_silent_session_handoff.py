@@ -19,6 +19,7 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "Test",
     "GIT_COMMITTER_EMAIL": "test@example.invalid",
     "CLAUDE_CODE_ENABLE_TODO_TOOLS": "1",  # Claude Code's own task list, off by default for current models
+    "BLACKBOARD_END_GIT_TIMEOUT": "1",  # the commit is read from git at SessionEnd: a loaded machine needs longer
 }
 
 

@@ -84,12 +84,15 @@ def test_a_session_resumed_after_the_plan_is_left_untouched(resolver: PathResolv
     assert [n for n in os.listdir(resolver.sessions_dir) if n.startswith(".")] == []
 
 
-def test_each_result_goes_to_its_own_session_across_many_batches(resolver: PathResolver) -> None:
-    for i in range(100):  # several batches of cleanup.CHUNK, removed at the same time
+def test_each_result_goes_to_its_own_session_across_many_batches(
+    resolver: PathResolver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cleanup, "CHUNK", 8)
+    for i in range(30):  # several batches of cleanup.CHUNK, removed at the same time
         _session(resolver, f"s{i:03d}", "ended", 40)
         Path(resolver.get_session_blackboard_dir(f"s{i:03d}"), "extra.bin").write_bytes(b"x" * i)  # a size of its own
     doomed, _ = cleanup.plan([resolver], 30 * DAY, keep=0)
-    resumed = [f"s{i:03d}" for i in range(0, 100, 7)]
+    resumed = [f"s{i:03d}" for i in range(0, 30, 7)]
     for session_id in resumed:
         session.start(resolver, session_id, "resume", {}, settings_now())
     steps: list[int] = []
@@ -98,7 +101,7 @@ def test_each_result_goes_to_its_own_session_across_many_batches(resolver: PathR
     assert [(c.session_id, c.size) for c in removed] == [
         (c.session_id, c.size) for c in doomed if c.session_id not in resumed
     ]
-    assert steps == [1] * 100
+    assert steps == [1] * 30
     assert sorted(os.listdir(resolver.sessions_dir)) == resumed
 
 

@@ -87,3 +87,12 @@ def test_without_any_home_a_tilde_is_an_error_and_claude_codes_folder_is_none(mo
 
 def test_a_relative_home_is_not_taken_for_one() -> None:
     assert Settings({"HOME": "relative/home"}).home == pwd.getpwuid(os.getuid()).pw_dir
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(None, 0.2), ("1", 1.0), ("0", 0.0), ("0.5", 0.5), ("1.5", 0.2), ("-1", 0.2), ("nan", 0.2), ("soon", 0.2)],
+)
+def test_the_time_session_end_gives_git_stays_within_what_claude_code_allows(value: str, expected: float) -> None:
+    environ = {} if value is None else {"BLACKBOARD_END_GIT_TIMEOUT": value}
+    assert Settings(environ).end_git_timeout == expected

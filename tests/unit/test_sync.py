@@ -482,15 +482,15 @@ def test_a_failing_gc_never_stops_a_round_and_status_says_so(
 
 def test_the_private_repository_is_packed_once_packs_pile_up(store: Store) -> None:
     parent = None
-    for n in range(55):  # a fast-import of over 100 objects writes a pack, as a fetch does
-        files = [(f"d{n}/f{i}", f"{n}-{i}".encode()) for i in range(101)]
+    for n in range(55):  # each commit is a pack of its own, as a fetch of over 100 objects is
+        files = [(f"d{n}/f{i}", f"{n}-{i}".encode()) for i in range(3)]
         parent = store.commit("refs/x", parent, f"c{n}", "b <b@h>", files)
     packs = Path(store.git_dir, "objects", "pack")
     assert len(list(packs.glob("*.pack"))) > 50
     with store.tidying():
         pass
     assert len(list(packs.glob("*.pack"))) < 5
-    assert len(store.tree(parent or "")) == 55 * 101
+    assert len(store.tree(parent or "")) == 55 * 3
 
 
 def test_gc_is_due_when_git_would_say_so_and_no_round_starts_one_before(store: Store) -> None:
@@ -1106,13 +1106,13 @@ def test_a_project_whose_boards_come_to_more_than_the_bound_is_never_refused_for
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The bound is on what no board here holds: this machine's sessions and those imported never count."""
-    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 1 << 20)
+    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 1 << 18)
     alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
-    for n in range(3):  # 3 MiB of this machine's own, 3 MiB of beta's: hardly compressible
+    for n in range(3):  # 3 times the bound of this machine's own, as much of beta's: hardly compressible
         for machine, name in ((alpha, f"a{n}"), (beta, f"b{n}")):
             _ended(machine, name, machine is alpha and "alpha" or "beta")
             with open(machine.board_file(name, "notes"), "a") as notes:
-                notes.write(os.urandom(1 << 19).hex())
+                notes.write(os.urandom(1 << 17).hex())
         _round(alpha, "alpha")
         _round(beta, "beta")
     shutil.rmtree(alpha.sync_repo)  # its next round reads the whole tree again

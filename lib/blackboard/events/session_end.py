@@ -10,15 +10,13 @@ from ..ids import optional_str
 from ..settings import Settings
 from . import board_of
 
-# Git is asked until this long after the hook started: SessionEnd ends within 300 ms even where
-# git takes longer (a checkout of 200 000 files); the handoff then says git could not tell in time.
-GIT_BY_SECONDS = 0.2
-
 
 def run(event: str, payload: dict[str, object], settings: Settings) -> None:
     resolver, session_id = board_of(payload, settings, new_session=False)
     reason = (optional_str(payload.get("reason")) or "other")[:64]
-    session.end(resolver, session_id, reason, settings, git_by=STARTED + GIT_BY_SECONDS)
+    # git is asked until end_git_timeout after the hook started (0.2 s): in a checkout of 200 000
+    # files, where git takes longer, the handoff says git could not tell in time
+    session.end(resolver, session_id, reason, settings, git_by=STARTED + settings.end_git_timeout)
     if os.path.isfile(resolver.sync_file("config.json")):
         from .. import sync  # 43 ms to import: only a project that syncs pays for it (ADR 27)
 
