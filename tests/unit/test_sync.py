@@ -1482,3 +1482,43 @@ def test_a_session_resumed_here_after_a_cleanup_removed_it_is_not_deleted_from_t
     _round(alpha, "alpha")
     _round(alpha, "alpha")
     assert "sessions/a1/_meta.json" in _remote_paths(bare)
+
+
+def test_a_new_remote_is_sent_everything_this_machine_wrote_and_nothing_it_imported(tmp_path: Path, bare: str) -> None:
+    """Issue 32, point 21: state.json kept what was sent to the old remote, so the new one got nothing."""
+    alpha, beta = _beta_session(tmp_path, bare)  # b1 imported here from beta
+    _ended(alpha, "a1", "alpha")
+    assert _round(alpha, "alpha").pushed == 1
+    moved = tmp_path / "moved.git"
+    Store(str(moved), os.environ).ensure()
+
+    sync.enable(alpha, f"file://{moved}", settings_now())
+
+    assert sync.status(alpha, "alpha")["pending_sessions"] == 1  # a1: never sent to this remote
+    done = _round(alpha, "alpha")
+    assert done.pushed == 1 and done.imported == [] and done.conflicts == []
+    on_new = _remote_paths(str(moved))
+    assert "sessions/a1/_meta.json" in on_new
+    assert not [p for p in on_new if p.startswith("sessions/b1/")]  # beta sends its own, to whichever remote
+    assert sync.status(alpha, "alpha")["pending_sessions"] == 0
+    assert sync.State.load(alpha).foreign.keys() == {"b1"}  # what this machine holds stays
+
+    sync.enable(alpha, f"file://{bare}", settings_now())  # and back: the old remote holds a1 already
+    _ended(alpha, "a2", "alpha")
+    assert _round(alpha, "alpha").pushed == 2  # sent again, as a new remote; a1 lands unchanged
+    assert {"sessions/a1/_meta.json", "sessions/a2/_meta.json"} <= set(_remote_paths(bare))
+
+
+def test_a_state_kept_before_remotes_were_recorded_is_the_configured_remotes(tmp_path: Path, bare: str) -> None:
+    alpha, _ = _beta_session(tmp_path, bare)
+    _ended(alpha, "a1", "alpha")
+    _round(alpha, "alpha")
+    path = Path(alpha.sync_file("state.json"))
+    old = json.loads(path.read_text())
+    del old["remote"]
+    path.write_text(json.dumps(old))
+
+    state = sync.State.load(alpha)
+
+    assert state.remote == f"file://{bare}" and state.pushed.keys() == {"a1", "b1"} and state.imported
+    assert sync.status(alpha, "alpha")["pending_sessions"] == 0

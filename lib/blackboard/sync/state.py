@@ -33,6 +33,7 @@ class State:
     """
 
     def __init__(self, data: dict) -> None:
+        self.remote = data.get("remote") if isinstance(data.get("remote"), str) else None  # what the rest is of
         self.imported = data.get("imported_commit") if isinstance(data.get("imported_commit"), str) else None
         self.pushed: dict[str, str] = {k: v for k, v in _dict(data, "pushed").items() if isinstance(v, str)}
         # sessions imported from other machines, with the bytes each import wrote here (MAX_HELD_BYTES)
@@ -55,7 +56,7 @@ class State:
         except OSError as exc:
             raise StatePaused(f"cannot read {path} ({exc.strerror}); {fix}") from None
         if data is None:
-            return cls({})
+            data = b"{}"
         if len(data) > MAX_STATE_BYTES:
             raise StatePaused(f"{path} is over {MAX_STATE_BYTES // (1024 * 1024)} MiB; {fix}")
         loaded = json_object(data)
@@ -64,7 +65,26 @@ class State:
             loaded["foreign"] = dict.fromkeys(foreign, 0)
         if not loaded and data.strip() != b"{}" or _misshapen(loaded):
             raise StatePaused(f"{path} is damaged; {fix}")
-        return cls(loaded)
+        state = cls(loaded)
+        state.follow(_configured_remote(resolver))
+        return state
+
+    def follow(self, remote: str | None) -> None:
+        """Make this the state of ``remote`` (the configured one): what it held of another remote does not count.
+
+        Another remote (``sync enable --remote NEW``) holds none of what was sent to or read from the
+        old one: this machine's sessions are sent again, its tree is read whole, and its conflicts,
+        refusals and active records start afresh. What this machine holds (sessions imported, their
+        sizes as they came, removals done here) stays. A state from before remotes were kept is
+        taken to be the configured remote's.
+        """
+        if remote is None or self.remote == remote:
+            return
+        if self.remote is not None:
+            self.imported = None
+            self.pushed = {i: stamp for i, stamp in self.pushed.items() if i in self.foreign}  # as they came
+            self.left, self.conflicts, self.refused, self.active = {}, {}, [], []
+        self.remote = remote
 
     def forget_missing(self, folders: list[str]) -> None:
         """Forget sessions gone from this machine (``folders``: those under ``sessions/``), keeping what they
@@ -84,6 +104,7 @@ class State:
 
     def save(self, resolver: PathResolver) -> None:
         data = {
+            "remote": self.remote,
             "imported_commit": self.imported,
             "pushed": self.pushed,
             "foreign": self.foreign,
@@ -107,6 +128,7 @@ class State:
 MAX_SIZE = 2**53  # of one imported session, in state.json: beyond it, a number JSON readers round
 # Each field: (its type, the type of the items or values it holds).
 SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
+    "remote": ((str, type(None)), object),
     "imported_commit": ((str, type(None)), object),
     "pushed": (dict, str),
     "foreign": (dict, int),
@@ -142,6 +164,12 @@ def _dict(data: dict, key: str) -> dict:
 def _list(data: dict, key: str) -> list:
     value = data.get(key)
     return value if isinstance(value, list) else []
+
+
+def _configured_remote(resolver: PathResolver) -> str | None:
+    """The remote ``sync enable`` last named (None when sync is off or its config is damaged)."""
+    remote = read_json(resolver.sync_file("config.json")).get("remote")
+    return remote if isinstance(remote, str) else None
 
 
 def note_status(resolver: PathResolver, step: str, ok: bool, detail: str) -> None:
