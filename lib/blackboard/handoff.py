@@ -328,23 +328,45 @@ def handoff_id(name: str) -> str | None:
 def publish_newest(resolver: PathResolver) -> bool:
     """Make the newest finished session's handoff this machine holds the latest, if it is not yet.
 
-    Publishing is the last step of an ending or an import; a kill or a full disk just before
-    it leaves a newer handoff unpublished, and nothing later would offer it again. A sync
-    round starts with this: it reads every handoff written since the latest was, so a round
-    over 10 000 sessions reads a few files, not 10 000. Returns whether the latest changed.
+    Publishing is the last step of an ending; a kill or a full disk just before it leaves a
+    newer handoff unpublished, and nothing later would offer it again. A sync round starts
+    with this: it reads every handoff written since the latest was, so a round over 10 000
+    sessions reads a few files, not 10 000. Returns whether the latest changed.
     """
     try:
         since = os.stat(resolver.latest_handoff_path()).st_mtime
     except OSError:
         since = 0.0
+    found = _finished_since(resolver, since)
+    if not found:
+        return False
+    newest = max(found)
+    current = read_handoff(resolver.latest_handoff_path())
+    if current is not None and (current[0].get("session_id") == newest[0][2] or order(current[0]) >= newest[0]):
+        return False
+    return publish_latest(resolver, newest[1])
+
+
+def publish_since(resolver: PathResolver, since: float, most: int) -> bool:
+    """Publish the newest ``most`` finished handoffs written here since ``since`` (a ``time.time()``), oldest first.
+
+    What an import killed before it published left: the newest becomes the latest unless a
+    newer one is there, and each brings its open work and closings into it, even one older
+    than a latest a session here published meanwhile. Returns whether the latest changed.
+    """
+    texts = [text for _, text in sorted(_finished_since(resolver, since))[-most:]]
+    return publish_latest(resolver, *texts) if texts else False
+
+
+def _finished_since(resolver: PathResolver, since: float) -> list[tuple[tuple[int, float, str], str]]:
+    """``(order, text)`` of each finished session's handoff written here at or after ``since``."""
     try:
         found = [e for e in os.scandir(resolver.get_handoff_dir()) if e.is_file(follow_symlinks=False)]
     except OSError:
-        return False
-    newest: tuple[tuple[int, float, str], str] | None = None
+        return []
+    finished = []
     for entry in found:
-        name = entry.name
-        session_id = handoff_id(name)
+        session_id = handoff_id(entry.name)
         if session_id is None:
             continue
         try:
@@ -361,16 +383,8 @@ def publish_newest(resolver: PathResolver) -> bool:
         fields["published"] = format_utc(arrived if claimed is None else min(claimed, arrived))
         if fields.get("session_id") != session_id or fields.get("status") not in FINISHED:
             continue  # an active session's draft is no one's handoff yet
-        if newest is None or order(fields) > newest[0]:
-            newest = (order(fields), text)
-    current = read_handoff(resolver.latest_handoff_path())
-    if (
-        newest is None
-        or current is not None
-        and (current[0].get("session_id") == newest[0][2] or order(current[0]) >= newest[0])
-    ):
-        return False
-    return publish_latest(resolver, newest[1])
+        finished.append((order(fields), text))
+    return finished
 
 
 def _with_ledger(fields: dict[str, object], body: str, ledger: Ledger) -> str:

@@ -806,6 +806,33 @@ def test_a_sync_killed_before_it_published_the_handoff_publishes_it_next_round(m
     assert "alpha's finding for beta" in beta.context("b1")
 
 
+@pytest.mark.parametrize("next_here", ["a session start imports", "a session ends first"])
+def test_what_a_killed_import_closed_is_published_whatever_comes_next(machines, next_here: str) -> None:
+    """Issue 32, point 17: the next start's import dropped the marker unpublished, and a session that ended
+    here first made the imported handoff older than the latest, so no round ever merged it."""
+    alpha, beta = machines(2)
+    alpha.context("a0")
+    alpha.cli("task", "add", "fix the cache race", session="a0")
+    alpha.hook("SessionEnd", "a0", reason="other")
+    alpha.cli("sync")
+    beta.cli("sync")  # beta's latest carries the task
+    if next_here == "a session ends first":
+        beta.context("b0")  # running while the round below is killed
+    alpha.context("a1")
+    alpha.cli("task", "done", "a0/t1", session="a1")
+    alpha.hook("SessionEnd", "a1", reason="other")
+    alpha.cli("sync")
+    _run_killed(beta, "blackboard.handoff", "publish_latest", "before", "sync")  # a1 imported, never published
+
+    if next_here == "a session ends first":
+        beta.hook("SessionEnd", "b0", reason="other")  # a newer latest, the task open in it
+        beta.cli("sync")
+    told = beta.context("b1")
+
+    assert "fix the cache race" not in open_work_section(told)
+    assert not (beta.board() / "_sync" / "publishing").exists()
+
+
 def test_work_added_to_an_imported_session_is_sent_and_its_first_machine_takes_it(machines, remote: Path) -> None:
     alpha, beta = machines(2)
     alpha.session("a1", "alpha's part")

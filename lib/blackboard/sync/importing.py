@@ -69,6 +69,7 @@ def import_commit(
     if commit is None or commit == state.imported:
         return result
     _remove_tree(os.path.join(resolver.sync_dir, "incoming"))  # what an import killed half-way left
+    publish_what_a_killed_import_left(resolver)
     publishing = resolver.sync_file("publishing")  # until its handoffs are published: a kill leaves it
     create_exclusive(publishing, "")
     offers: list[tuple[tuple[int, float, str], str]] = []
@@ -291,6 +292,21 @@ def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, de
     for entry, size in zip(blobs, reader.sizes([e.sha for e in blobs])):
         entry.size = size
     return Listing(entries + (store.tree(new, sorted(relist), deadline) if relist else []), unremoved, dropped)
+
+
+def publish_what_a_killed_import_left(resolver: PathResolver) -> None:
+    """An import killed before it published left its marker: publish the handoffs written since it began.
+
+    Every one of them, not only those newer than the latest: a session that ended here since may
+    have published a newer latest, which still lacks what they closed.
+    """
+    marker = resolver.sync_file("publishing")
+    try:
+        began = os.lstat(marker).st_mtime
+    except FileNotFoundError:
+        return
+    handoff.publish_since(resolver, began, MAX_OFFERS_PUBLISHED)
+    os.unlink(marker)
 
 
 def _removed(resolver: PathResolver, state: State, session_id: str, unremoved: set[str]) -> bool:

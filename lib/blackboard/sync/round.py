@@ -10,7 +10,6 @@ import sys
 import time
 from collections.abc import Callable
 
-from .. import handoff
 from ..environment import PLUGIN_ROOT
 from ..errors import BlackboardError
 from ..fsutil import refuse_links
@@ -22,7 +21,7 @@ from ..redact import redact_remote
 from ..registry import session_folders
 from ..settings import Settings
 from .config import enabled, read_config, readers_warning, served_by
-from .importing import Imported, import_commit
+from .importing import Imported, import_commit, publish_what_a_killed_import_left
 from .outbound import Outgoing, outgoing
 from .remote import FETCHED, IMPORTED, Fetch, forget_fetched, settle
 from .state import State, StatePaused, note_status, read_json
@@ -85,9 +84,7 @@ def sync_round(
     refuse_links(resolver.root, resolver.sync_dir)
     with file_lock(resolver.sync_file("round"), timeout=seconds):
         started()
-        if os.path.lexists(resolver.sync_file("publishing")):  # an import cut short before it published
-            handoff.publish_newest(resolver)
-            os.unlink(resolver.sync_file("publishing"))
+        publish_what_a_killed_import_left(resolver)
         deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
         settle(resolver, environ, time.monotonic() + seconds / 2)  # the rest of the round's time is its own
         state: State | None = None
