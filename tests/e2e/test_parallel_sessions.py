@@ -102,9 +102,12 @@ def test_a_session_is_told_at_its_next_prompt_of_the_branch_another_session_swit
         assert b.returncode == 0, b.stderr
         (b_id,) = [p.name for p in _sessions(root).iterdir()]
 
-        # A runs git itself: its own permission for that one command, as a person would give it
+        # A runs git itself: the person's own settings allow that one command, in the default permission mode
+        (project / ".claude").mkdir(exist_ok=True)
+        allow = {"permissions": {"allow": ["Bash(git checkout:*)"]}}
+        (project / ".claude" / "settings.local.json").write_text(json.dumps(allow))
         model_a.add(bash("git checkout -q -b feature"), held(thinking, text("A is done")))
-        a = run_claude.start(["-p", "A: start the feature", "--allowedTools", "Bash(git checkout:*)"], project, model_a)
+        a = run_claude.start(["-p", "A: start the feature"], project, model_a)
         try:
             head = project / ".git" / "HEAD"
             _wait_for("A's branch switch", lambda: "feature" in head.read_text(), a)
