@@ -45,6 +45,13 @@ def report(name: str, value: str, target: str, ok: bool) -> None:
     print(f"{'PASS' if ok else 'FAIL'}  {name:<58} {value:<28} target {target}", flush=True)
 
 
+def report_stop_and_end(case: str, stops: list, ends: list, problems: list) -> None:
+    """The median Stop and SessionEnd of ``case`` against the 300 ms budget; no hook may have failed."""
+    for event, times in (("Stop", stops), ("SessionEnd", ends)):
+        median = statistics.median(times)
+        report(f"{event}, {case}", f"{median * 1000:.0f} ms", "<= 300 ms", median <= 0.3 and not problems)
+
+
 def inform(name: str, value: str) -> None:
     """A figure printed for reference: it has no target of its own."""
     print(f"info  {name:<58} {value}", flush=True)
@@ -462,14 +469,7 @@ def redaction(env: dict[str, str], work: Path) -> None:
         stops.append(run_hook("stop", dict(payload, hook_event_name="Stop", last_assistant_message="done"), env))
         ends.append(run_hook("session-end", dict(payload, hook_event_name="SessionEnd", reason="other"), env))
     problems = hook_failures(Path(env["BLACKBOARD_ROOT"]))
-    for event, times in (("Stop", stops), ("SessionEnd", ends)):
-        median = statistics.median(times)
-        report(
-            f"{event}, 150 htpasswd-shaped tasks",
-            f"{median * 1000:.0f} ms",
-            "<= 300 ms",
-            median <= 0.3 and not problems,
-        )
+    report_stop_and_end("150 htpasswd-shaped tasks", stops, ends, problems)
 
 
 LIVE_SESSIONS = 30
@@ -619,14 +619,7 @@ def big_checkout(env: dict[str, str], work: Path) -> None:
         ends.append(run_hook("session-end", dict(turn, hook_event_name="SessionEnd", reason="other"), env))
         answered += "left uncommitted (git status)" in Path(resolver.handoff_path(f"mono-{i}")).read_text()
     problems = hook_failures(root)
-    for event, times in (("Stop", stops), ("SessionEnd", ends)):
-        median = statistics.median(times)
-        report(
-            f"{event}, a checkout of 200 000 files",
-            f"{median * 1000:.0f} ms",
-            "<= 300 ms",
-            median <= 0.3 and not problems,
-        )
+    report_stop_and_end("a checkout of 200 000 files", stops, ends, problems)
     inform("  handoffs that could give git's uncommitted count in time", f"{answered} of {BIG_RUNS}")
     for problem in problems:
         print(f"      {problem}", flush=True)
