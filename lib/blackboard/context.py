@@ -16,6 +16,7 @@ from .changes import TRACKED_SECONDS, git_tracks
 from .clock import describe_age
 from .ids import is_session_id
 from .ledger import Ledger
+from .meta import arrived_by_sync
 from .paths import PathResolver
 from .redact import redact
 
@@ -110,10 +111,12 @@ def plain(value: object) -> str | None:
 
 
 def _on_host(fields: dict[str, object]) -> str:
+    """Where the session ran, as its handoff says; one sync brought is said to be so, whatever host it names."""
     host = fields.get("host")
+    by_sync = ", received by sync from another machine" if arrived_by_sync(fields) else ""
     if not isinstance(host, str) or not host:
-        return ""
-    return f" on host {plain(host) or '(a host name with unusual characters)'}"
+        return by_sync
+    return f" on host {plain(host) or '(a host name with unusual characters)'}{by_sync}"
 
 
 def _branch_name(value: object) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from .errors import BlackboardError
 from .fsutil import atomic_write, read_bounded
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         claude_dir: str
         host: str
         generation: int
+        via: str
 else:
     Meta = dict
 
@@ -64,6 +65,16 @@ _OPTIONAL_STRINGS = (
     "source",
 )
 _REQUIRED_STRINGS = ("session_id", "project", "org", "started")
+
+
+def arrived_by_sync(fields: Mapping[str, object]) -> bool:
+    """Whether a session's metadata, or a handoff's front matter, came from another machine by sync.
+
+    Sync writes ``"via": "sync"`` into both of every session it takes in, whatever host they
+    name (``sync.inbound``): a remote cannot pass its sessions off as this machine's own.
+    Resuming the session here makes it this machine's, and removes the mark (``session``).
+    """
+    return fields.get("via") == "sync"
 
 
 def new_meta(session_id: str, org: str, project: str, now: str, **fields: Any) -> Meta:

@@ -14,7 +14,17 @@ from .gitinfo import resolve_head
 from .ids import optional_str
 from .live import process_start
 from .locks import file_lock
-from .meta import ACTIVE, ENDED, Meta, new_meta, read_meta, read_meta_or_none, update_meta, write_meta
+from .meta import (
+    ACTIVE,
+    ENDED,
+    Meta,
+    arrived_by_sync,
+    new_meta,
+    read_meta,
+    read_meta_or_none,
+    update_meta,
+    write_meta,
+)
 from .paths import BOARD_FILES, META_FILE, PathResolver
 from .registry import (
     active_session_ids,
@@ -112,8 +122,9 @@ def _reopen(path: str, source: str, settings: Settings) -> Meta:
         if meta["status"] != ACTIVE or source == "resume":
             meta["resumed_at"].append(now)
         meta.update({"status": ACTIVE, "ended": None, "end_reason": None, "last_activity": now})
-        if meta.get("host") != settings.host:  # resumed here: this machine's from now on, and sync sends it
+        if meta.get("host") != settings.host or arrived_by_sync(meta):  # resumed here: this machine's from now on
             meta.pop("claude_pid", None)  # a process of the other machine's, which means nothing here
+            meta.pop("via", None)  # and sync sends it
             meta["host"] = settings.host
         _record_process(meta, settings.claude_pid)
         meta["claude_dir"] = settings.claude_dir

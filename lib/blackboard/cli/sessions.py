@@ -10,7 +10,7 @@ from .. import handoff, render
 from ..errors import BlackboardError
 from ..fsutil import read_text
 from ..ids import is_session_id
-from ..meta import STATUSES
+from ..meta import STATUSES, arrived_by_sync
 from ..paths import PathResolver
 from ..redact import redact_remote
 from ..registry import SessionEntry, list_sessions
@@ -40,7 +40,7 @@ def sessions(all_projects: bool, status: str | None) -> None:
     rows.sort(key=lambda row: (row["started"] or "", row["session_id"]), reverse=True)
     lines = [
         f"{r['session_id']:<38} {r['status'] or 'corrupt':<9} {r['started'] or '-':<20} {r['ended'] or '-':<20} "
-        f"{(r['host'] or '-')[:20]:<20} {r['org']}/{r['project']}"
+        f"{_host_column(r):<20} {r['org']}/{r['project']}"
         for r in rows
     ]
     header = f"{'SESSION':<38} {'STATUS':<9} {'STARTED':<20} {'ENDED':<20} {'HOST':<20} PROJECT"
@@ -63,8 +63,15 @@ def _session_row(resolver: PathResolver, entry: SessionEntry) -> dict[str, Any]:
         "git_branch": meta.get("git_branch"),
         "parent_session_id": meta.get("parent_session_id"),
         "host": meta.get("host"),
+        "arrived_by_sync": arrived_by_sync(meta),
         "error": entry.error,
     }
+
+
+def _host_column(row: dict[str, Any]) -> str:
+    """The host a session names, marked when sync brought it: a remote may name this machine."""
+    host = row["host"] or "-"
+    return f"{host[:13]} (sync)" if row["arrived_by_sync"] else host[:20]
 
 
 @click.command(cls=Command)
@@ -91,7 +98,8 @@ def show(session_id: str | None) -> None:
     head = (
         f"# Session {board.session_id} ({meta.get('status')}) — {meta.get('org')}/{meta.get('project')}\n"
         f"started {meta.get('started')}, last activity {meta.get('last_activity')}, "
-        f"branch {meta.get('git_branch') or '?'}, host {meta.get('host') or '?'}\nboard: {board.directory}\n"
+        f"branch {meta.get('git_branch') or '?'}, host {meta.get('host') or '?'}"
+        f"{' (received by sync)' if arrived_by_sync(meta) else ''}\nboard: {board.directory}\n"
     )
     emit(data, head + "\n" + render.render_sections(state, ("open", "done", "context", "notes")))
     warn(task_problems, "active-tasks.md")

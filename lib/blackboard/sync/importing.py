@@ -12,7 +12,7 @@ from collections.abc import Callable
 from .. import handoff
 from ..fsutil import atomic_write, create_exclusive, json_object, make_dirs, read_bounded, refuse_links
 from ..gitstore import BLOB, Entry, GitFailed, GitTimeout, Reader, Store, TooLarge
-from ..meta import FINISHED, read_meta_or_none
+from ..meta import FINISHED, arrived_by_sync, read_meta_or_none
 from ..paths import META_FILE, PathResolver
 from ..project import safe_segment
 from ..registry import still_active
@@ -188,11 +188,12 @@ def _take_removals(resolver: PathResolver, state: State, removed: set[str], host
 
 
 def _written_here(resolver: PathResolver, state: State, session_id: str, host: str) -> bool:
-    """Whether the local session of that id is this machine's own (by the host its metadata names)."""
+    """Whether the local session of that id is this machine's own: by the host its metadata names,
+    unless sync brought it (a remote may name this machine)."""
     if session_id in state.foreign or not os.path.lexists(resolver.get_session_blackboard_dir(session_id)):
         return False
     local = read_meta_or_none(resolver.meta_path(session_id)) or {}
-    if local.get("host") not in (None, host):
+    if local.get("host") not in (None, host) or arrived_by_sync(local):
         state.foreign[session_id] = 0  # brought in by an import that stopped before it was recorded
         return False
     return True

@@ -169,6 +169,8 @@ def check_session(
     meta = check_meta(project, session_id, files.get(META_FILE))
     if isinstance(meta, Refused):
         return meta
+    meta["via"] = "sync"  # marked on arrival, whatever host it names: never taken for this machine's own
+    files = {**files, META_FILE: (json.dumps(meta) + "\n").encode()}
     accepted = Accepted({name: data or b"" for name, data in files.items()}, meta)
     if handoff_data is False:
         return accepted
@@ -221,7 +223,7 @@ def check_handoff(
     except UnicodeDecodeError:
         return Refused("its handoff is not UTF-8; refused")
     try:
-        fields, _ = handoff.split_front_matter(text, yaml_allowed=False)
+        fields, body = handoff.split_front_matter(text, yaml_allowed=False)
     except ValueError:
         return Refused("its handoff's front matter is not the plugin's own; refused")
     if fields.get("session_id") != session_id:
@@ -231,7 +233,8 @@ def check_handoff(
     end = handoff.effective_end(fields)
     if end is not None and end > time.time() + CLOCK_AHEAD_SECONDS:
         return Refused("its handoff ends in the future; refused")
-    return text, handoff.order(fields) if end is not None else None
+    fields["via"] = "sync"  # and so is its handoff, which the next session's context is built from
+    return handoff.dump_front_matter(fields) + body, handoff.order(fields) if end is not None else None
 
 
 def updated(records: list) -> float:

@@ -9,7 +9,7 @@ from .. import handoff
 from ..clock import now_iso
 from ..fsutil import create_exclusive, make_dirs, names_in, read_bounded, refuse_links
 from ..ids import is_session_id
-from ..meta import FINISHED, Meta, read_meta_or_none
+from ..meta import FINISHED, Meta, arrived_by_sync, read_meta_or_none
 from ..paths import BOARD_FILES, META_FILE, PathResolver
 from ..project import safe_segment
 from ..redact import redact
@@ -60,8 +60,8 @@ def outgoing(resolver: PathResolver, state: State, host: str, folders: list[str]
         if state.pushed.get(name) == signature:
             continue  # as the remote has it: most folders of a synced project
         meta = read_meta_or_none(resolver.meta_path(name))
-        if meta is not None and meta.get("host", host) != host:
-            state.pushed[name] = metadata_stamp(resolver, name)  # another machine's, imported by an older version
+        if meta is not None and (meta.get("host", host) != host or arrived_by_sync(meta)):
+            state.pushed[name] = metadata_stamp(resolver, name)  # another machine's, not resumed here
             continue
         if meta is None or meta.get("status") not in FINISHED:
             continue  # another machine's session resumed here is this machine's now (session.start)
@@ -86,6 +86,7 @@ def _add_session(resolver: PathResolver, meta: Meta, host: str, out: Outgoing) -
     files = out.sessions[session_id] = []
     sent: Meta = {k: (redact(v) if isinstance(v, str) else v) for k, v in meta.items()}  # type: ignore[assignment]
     sent.pop("transcript_path", None)  # a path on this machine, of no use elsewhere
+    sent.pop("via", None)  # each machine marks what it takes in
     sent["host"] = host
     files.append((f"sessions/{session_id}/{META_FILE}", (json.dumps(sent, indent=2) + "\n").encode()))
     for kind in BOARD_FILES:
