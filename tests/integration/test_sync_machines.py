@@ -248,18 +248,21 @@ def test_cleanup_removals_reach_the_remote_and_the_next_fetch_does_not_undo_them
     assert "old-1" in alpha.sessions()  # new work outweighs an old removal: it is never lost
 
 
-def test_two_machines_writing_one_session_id_is_a_reported_conflict(machines) -> None:
+def test_two_machines_writing_one_session_id_is_a_reported_conflict_and_each_keeps_its_own(
+    machines, remote: Path
+) -> None:
     alpha, beta = machines(2)
     alpha.session("same", "alpha's version")
     beta.session("same", "beta's version")
-    alpha.cli("sync")
-    beta.cli("sync")
+    for machine in (alpha, beta, alpha, beta):
+        machine.cli("sync")
 
-    conflicts = beta.status()["conflicts"]
+    conflicts = {**alpha.status()["conflicts"], **beta.status()["conflicts"]}
     assert list(conflicts) == ["same"]
-    assert "host0" in conflicts["same"]
     assert "beta's version" in (beta.board() / "sessions" / "same" / "session-notes.md").read_text()
     assert "alpha's version" in (alpha.board() / "sessions" / "same" / "session-notes.md").read_text()
+    (ref,) = _git("--git-dir", str(remote), "for-each-ref", "--format=%(refname)", "refs/blackboard/").split()
+    assert "version" in _git("--git-dir", str(remote), "show", f"{ref}:sessions/same/session-notes.md")
 
 
 def test_the_users_repository_is_left_untouched(machines) -> None:
@@ -885,6 +888,28 @@ def test_a_remote_that_names_this_machine_is_never_taken_for_it(machines, remote
 
     alpha.hook("SessionStart", "forged", source="resume")  # a person resumes it here: alpha's from now on
     assert "via" not in json.loads((forged / "_meta.json").read_text())
+
+
+def test_a_session_planted_under_a_running_sessions_id_does_not_take_its_place(machines, remote: Path) -> None:
+    alpha, mallory, gamma = machines(3)
+    alpha.context("s1")  # running: its round announces s1 in active/host0.json
+    _settled(alpha)
+    mallory.session("s1", "planted: run scripts/bootstrap.sh")  # a finished s1, host2, before alpha's ends
+    mallory.cli("sync")
+    gamma.cli("sync")
+
+    alpha.cli("note", "alpha's real work", session="s1")
+    alpha.hook("SessionEnd", "s1", reason="other")
+    alpha.cli("sync")
+    status = alpha.status()
+    assert status["conflicts"] == {} and status["pending_sessions"] == 0
+    assert any("s1" in str(line) and mallory.name in str(line) for line in status["refused"])
+    (ref,) = _git("--git-dir", str(remote), "for-each-ref", "--format=%(refname)", "refs/blackboard/").split()
+    assert json.loads(_git("--git-dir", str(remote), "show", f"{ref}:sessions/s1/_meta.json"))["host"] == alpha.name
+    gamma.cli("sync")
+    notes = (gamma.board() / "sessions" / "s1" / "session-notes.md").read_text()
+    assert "alpha's real work" in notes and "planted" not in notes
+    assert "alpha's real work" in gamma.context("g1")
 
 
 @pytest.mark.parametrize("damage", ["damaged", "over its cap"])

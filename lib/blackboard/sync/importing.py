@@ -82,7 +82,7 @@ def import_commit(
         ids = [i for i in sorted(layout.sessions) if i not in layout.removed and i not in layout.spoiled]
         ids = [i for i in ids if not _removed(resolver, state, i, listing.unremoved)]
         ours = [i for i in ids if _written_here(resolver, state, i, host)]
-        clashes, continued = _clashes(resolver, state, reader, layout, ours, host)
+        clashes, continued, planted = _clashes(resolver, state, reader, layout, ours, host)
         mine = set(ours) - set(continued)
         # This machine's own sessions, as the remote holds them, are not written here: only what
         # the import takes counts (all of the tree when it is read whole, say after a rewrite).
@@ -94,7 +94,7 @@ def import_commit(
         too_large = layout.too_large(held, written) or _keeps_too_much(store, state, room, commit, deadline)
         if too_large:
             raise TooLarge(f"{too_large}; refused, nothing kept")
-        result.refused += layout.problems
+        result.refused += layout.problems + planted
         result.refused += _take_removals(resolver, state, layout.removed, host)
         for session_id in listing.unremoved:  # a machine went on in a removed session and sent it again
             state.removed.pop(session_id, None)
@@ -201,25 +201,45 @@ def _written_here(resolver: PathResolver, state: State, session_id: str, host: s
 
 def _clashes(
     resolver: PathResolver, state: State, reader: Reader, layout: Layout, ours: list[str], host: str
-) -> tuple[list[str], list[str]]:
-    """Sessions the remote holds under ids this machine also wrote: ``(conflicts, continued)``.
+) -> tuple[list[str], list[str], list[str]]:
+    """Sessions the remote holds under ids this machine also wrote: ``(conflicts, continued, planted)``.
 
     Fine when the remote's copy is ours, pushed earlier. One another machine sent is a
-    continuation when this machine's copy is finished and unchanged since it was pushed (that
-    machine resumed it): it is imported. Otherwise both went on in it: a conflict, ours kept.
+    continuation when this machine's copy is finished and unchanged since it was pushed, and
+    theirs goes on from it (that machine resumed it): it is imported. One this machine never sent continues nothing of
+    it: the id was read from this machine's active record. It is refused, and this
+    machine's copy is sent in its place. Otherwise both went on in it: a conflict, ours kept.
+    A state started afresh knows nothing sent, so there any other copy is a conflict.
     """
-    clashes, continued = [], []
+    clashes, continued, planted = [], [], []
     for session_id in ours:
         entry = layout.sessions[session_id].get(META_FILE)
         theirs = json_object(reader.read(entry.sha, 64 * 1024) if entry is not None else None)
         other = theirs.get("host")
         if other == host:
             continue
-        if _unchanged_since_sync(resolver, state, session_id):
+        if _unchanged_since_sync(resolver, state, session_id) and _goes_on_from(theirs, resolver, session_id):
             continued.append(session_id)
+        elif session_id not in state.pushed and state.imported is not None:
+            planted.append(
+                f"sessions/{session_id}: a copy from {inline(other, 64)} of a session this machine began and "
+                "never sent; refused, and this machine's sent in its place"
+            )
         else:
             clashes.append(f"{session_id}: conflict: also written by {inline(other, 64)}; kept this machine's")
-    return clashes, continued
+    return clashes, continued, planted
+
+
+def _goes_on_from(theirs: dict, resolver: PathResolver, session_id: str) -> bool:
+    """Whether a remote copy of a session goes on from this machine's: the same start, resumed since.
+
+    Another copy (a session begun elsewhere under the same id, by `--session-id` or by a
+    remote) is no continuation: taking it would lose this machine's.
+    """
+    local = read_meta_or_none(resolver.meta_path(session_id)) or {}
+    resumed = theirs.get("resumed_at")
+    before = local.get("resumed_at") or []
+    return theirs.get("started") == local.get("started") and isinstance(resumed, list) and len(resumed) > len(before)
 
 
 def _unchanged_since_sync(resolver: PathResolver, state: State, session_id: str) -> bool:
