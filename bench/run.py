@@ -24,6 +24,7 @@ from blackboard import entries  # noqa: E402
 from blackboard.meta import new_meta  # noqa: E402
 from blackboard.paths import BOARD_FILES, PathResolver  # noqa: E402
 from blackboard.project import identify_project  # noqa: E402
+from blackboard.sync.outbound import MAX_SESSIONS_PER_PUSH  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_RUNS", "41"))
 CARD_PACKAGES = "import click, filelock, frontmatter"  # the floor a `blackboard` command cannot go below
@@ -865,7 +866,8 @@ def sync_rounds(
     fill(resolver_a, 10_000, host="bench-a")
     for machine_env, clone in ((env_a, clone_a), (env_b, clone_b)):  # A pushes 10 000 sessions, B imports them
         run_cli(blackboard, machine_env, clone, "sync", "enable", "--yes")
-        run_cli(blackboard, machine_env, clone, "sync")
+        for _ in range(-(-10_000 // MAX_SESSIONS_PER_PUSH)):  # a push at a time, the newest first
+            run_cli(blackboard, machine_env, clone, "sync")
     project = {"org": resolver_a.project.org, "project": resolver_a.project.name}
     hook_round = [python, "-I", str(REPO / "hooks" / "launch.py"), "sync"]  # as sync.start_background_round
     ref = f"+refs/blackboard/{resolver_a.project.org}/{resolver_a.project.name}:refs/fetched"

@@ -170,21 +170,32 @@ class Store:
             return None
 
     def tree(self, commit: str, paths: list[str] | None = None, deadline: float | None = None) -> list[Entry]:
-        """Every file of ``commit`` (or under ``paths``), recursively, with sizes; ``TooLarge`` past ``MAX_ENTRIES``.
+        """Every file of ``commit`` (or under ``paths``), recursively, with sizes; ``TooLarge`` past ``MAX_ENTRIES``."""
+        entries, more = self.tree_head(commit, paths, deadline)
+        if more:
+            raise TooLarge(f"the remote's tree holds over {MAX_ENTRIES} files; refused")
+        return entries
 
-        Read as git writes it, so a tree of a million files costs ``MAX_ENTRIES`` entries of memory.
+    def tree_head(
+        self, commit: str, paths: list[str] | None = None, deadline: float | None = None
+    ) -> tuple[list[Entry], bool]:
+        """The first ``MAX_ENTRIES`` files of ``commit`` (or under ``paths``) in git's order, with sizes, and
+        whether it holds more.
+
+        Read as git writes it, and git stopped there: a tree of a million files costs
+        ``MAX_ENTRIES`` entries of memory.
         """
         proc = self.spawn(["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *(paths or [])])
         entries: list[Entry] = []
         try:
             for record in _records(proc, deadline):
                 if len(entries) == MAX_ENTRIES:
-                    raise TooLarge(f"the remote's tree holds over {MAX_ENTRIES} files; refused")
+                    return entries, True
                 entries.append(_entry(record))
             self.finish(proc, None, deadline)  # its exit status, and its message when it failed
         finally:
             _stop(proc)
-        return entries
+        return entries, False
 
     def forget(self, ref: str, commit: str | None, deadline: float | None = None) -> None:
         """Point ``ref`` back at ``commit`` (or delete it) and delete every object nothing refers to any more.

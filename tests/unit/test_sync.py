@@ -373,18 +373,43 @@ def test_a_fetch_over_its_byte_cap_is_stopped_and_leaves_nothing(
     assert size < 1 << 20
 
 
-def test_a_tree_over_its_entry_cap_is_refused_in_bounded_memory(
+def test_a_tree_over_its_entry_cap_is_read_to_the_cap_and_this_machines_work_still_goes(
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from blackboard import gitstore
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    for i in range(4):
+        _ended(beta, f"b{i}", "beta")
+    _round(beta, "beta")
+    paths = _remote_paths(bare)
+    last = [p for p in paths if p.startswith("sessions/b3/")]
+    assert len(last) > 1
+    monkeypatch.setattr(gitstore, "MAX_ENTRIES", len(paths) - 1)  # git is stopped inside b3's folder
+    _ended(alpha, "a1", "alpha")
 
+    done = _round(alpha, "alpha")
+
+    assert sorted(done.imported) == ["b0", "b1", "b2"]  # b3, cut part-way, is refused whole
+    assert any(f"over {len(paths) - 1} files" in line and "sessions/b3" in line for line in done.refused)
+    assert not os.path.exists(alpha.get_session_blackboard_dir("b3"))
+    monkeypatch.undo()
+    assert done.pushed == 1 and "sessions/a1/_meta.json" in _remote_paths(bare)
+
+
+def test_a_tree_of_junk_over_its_entry_cap_is_read_in_bounded_memory_and_refused(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     alpha = _machine(tmp_path, "alpha", bare)
     monkeypatch.setattr(gitstore, "MAX_ENTRIES", 500)
     _hostile(bare, {f"junk/{i}": b"x%d" % i for i in range(2000)})
-
+    store = Store(bare, os.environ)
+    entries, more = store.tree_head(store.resolve("refs/blackboard/acme/widget"))
+    assert len(entries) == 500 and more
     with pytest.raises(TooLarge, match="over 500 files"):
-        _round(alpha, "alpha")
-    assert sync.State.load(alpha).imported is None
+        store.tree(store.resolve("refs/blackboard/acme/widget"))
+
+    done = _round(alpha, "alpha")
+    assert any("over 500 files" in line for line in done.refused)
+    assert any("junk/" in line and "not part of the board layout" in line for line in done.refused)
 
 
 def test_sessions_moved_in_by_an_import_cut_short_are_no_conflicts_later(tmp_path: Path, bare: str) -> None:
@@ -1522,3 +1547,46 @@ def test_a_state_kept_before_remotes_were_recorded_is_the_configured_remotes(tmp
 
     assert state.remote == f"file://{bare}" and state.pushed.keys() == {"a1", "b1"} and state.imported
     assert sync.status(alpha, "alpha")["pending_sessions"] == 0
+
+
+def _remote_sessions(bare: str) -> list[str]:
+    return sorted({p.split("/")[1] for p in _remote_paths(bare) if p.startswith("sessions/")})
+
+
+def test_a_machine_sends_its_newest_sessions_within_the_bound_and_keeps_the_rest_here(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blackboard.sync import outbound
+
+    monkeypatch.setattr(outbound, "MAX_SESSIONS_SENT", 6)
+    monkeypatch.setattr(outbound, "MIN_SESSIONS_SENT", 2)
+    monkeypatch.setattr(outbound, "MAX_SESSIONS_PER_PUSH", 3)
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    for i in range(10):
+        _ended(alpha, f"a{i:02}", "alpha")
+    status = sync.status(alpha, "alpha")
+    assert (status["pending_sessions"], status["kept_here"]) == (6, 4)
+
+    assert _round(alpha, "alpha").pushed == 3  # the newest first, a push at a time
+    assert _remote_sessions(bare) == ["a07", "a08", "a09"]
+    assert _round(alpha, "alpha").pushed == 3
+    assert _round(alpha, "alpha").pushed == 0
+    assert _remote_sessions(bare) == [f"a{i:02}" for i in range(4, 10)]
+    status = sync.status(alpha, "alpha")
+    assert (status["pending_sessions"], status["kept_here"]) == (0, 4)
+    assert any(line.startswith("kept here only: 4 ") for line in sync.status_lines(status))
+    _round(beta, "beta")
+
+    for i in (10, 11):  # two more: the two oldest on the remote make room, taken off it, not removed
+        _ended(alpha, f"a{i:02}", "alpha")
+    _round(alpha, "alpha")
+    assert _remote_sessions(bare) == [f"a{i:02}" for i in range(6, 12)]
+    assert not any(p.startswith("removed/") for p in _remote_paths(bare))
+    assert sync.status(alpha, "alpha")["kept_here"] == 6
+    assert all(os.path.isdir(alpha.get_session_blackboard_dir(f"a{i:02}")) for i in range(12))
+
+    _ended(beta, "b1", "beta")  # the sessions it imported fill the bound: it still sends its own
+    _round(beta, "beta")
+    assert "b1" in _remote_sessions(bare)
+    assert os.path.isdir(beta.get_session_blackboard_dir("a04"))  # what it imported stays
+    assert sync.status(beta, "beta")["kept_here"] == 0

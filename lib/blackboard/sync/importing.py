@@ -94,7 +94,7 @@ def import_commit(
         too_large = layout.too_large(held, written) or _keeps_too_much(store, state, room, commit, deadline)
         if too_large:
             raise TooLarge(f"{too_large}; refused, nothing kept")
-        result.refused += layout.problems + planted
+        result.refused += layout.problems + planted + ([listing.cut] if listing.cut else [])
         result.refused += _take_removals(resolver, state, layout.removed, host)
         for session_id in listing.unremoved:  # a machine went on in a removed session and sent it again
             state.removed.pop(session_id, None)
@@ -256,12 +256,35 @@ def _unchanged_since_sync(resolver: PathResolver, state: State, session_id: str)
 class Listing:
     """The files of a commit an import looks at, and what else changed since the last import's commit."""
 
-    __slots__ = ("entries", "unremoved", "dropped")
+    __slots__ = ("entries", "unremoved", "dropped", "cut")
 
     def __init__(self, entries: list[Entry], unremoved: set[str], dropped: set[str] | None = None) -> None:
         self.entries = entries
         self.unremoved = unremoved  # sessions whose removal marker went (sent again by a machine that resumed them)
         self.dropped = dropped  # session folders the commit deleted; None when the whole tree is listed
+        self.cut: str | None = None  # why the listing stops short of the tree: the rest is refused
+
+
+def _whole_tree(store: Store, commit: str, deadline: float) -> Listing:
+    """Every file of ``commit``; past ``gitstore.MAX_ENTRIES``, the first of them and a refusal of the rest.
+
+    A remote over the bound (an older version sent every session of a machine, or a remote
+    filled on purpose) costs what is past it, not the round: what this machine sends still
+    goes. Git lists in path order, a folder's files together: the session it stopped in may
+    be cut part-way, and is left out whole.
+    """
+    entries, more = store.tree_head(commit, deadline=deadline)
+    cut = None
+    if more:
+        last = entries[-1].path.split("/")[:2]
+        cut = f"the remote's tree holds over {len(entries)} files; those from {inline('/'.join(last), 80)} on refused"
+        if last[0] == "sessions":
+            entries = [e for e in entries if e.path.split("/")[:2] != last]
+    held = {e.path.split("/")[1] for e in entries if e.path.startswith("sessions/")}
+    listing = Listing(entries, held - {e.path.split("/")[1] for e in entries if e.path.startswith("removed/")})
+    if cut is not None:
+        listing.dropped, listing.cut = set(), cut  # what the tree lacks is not known: nothing counts as gone
+    return listing
 
 
 def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, deadline: float) -> Listing:
@@ -278,13 +301,11 @@ def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, de
         try:
             changes = store.diff(old, new, deadline)
         except GitFailed as exc:
-            if isinstance(exc, (TooLarge, GitTimeout)):
+            if isinstance(exc, GitTimeout):
                 raise
-            changes = None  # the old commit is gone (the remote was rewritten): read the whole tree
+            changes = None  # the old commit is gone (the remote was rewritten), or it changed past the bound
     if changes is None:
-        entries = store.tree(new, deadline=deadline)
-        held = {e.path.split("/")[1] for e in entries if e.path.startswith("sessions/")}
-        return Listing(entries, held - {e.path.split("/")[1] for e in entries if e.path.startswith("removed/")})
+        return _whole_tree(store, new, deadline)
     whole = {e.path for status, e in changes if status == "A" and e.kind == "tree"}
     entries = []
     relist: set[str] = set()
@@ -308,7 +329,9 @@ def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, de
         if handed_off is not None and f"sessions/{handed_off}" not in whole:
             relist.add(f"sessions/{handed_off}")
     if len(relist) >= 1000:  # one listing of the whole tree is cheaper than a long argument list
-        return Listing(store.tree(new, deadline=deadline), unremoved)
+        listing = _whole_tree(store, new, deadline)
+        listing.unremoved = unremoved
+        return listing
     blobs = [e for e in entries if e.kind == BLOB]
     for entry, size in zip(blobs, reader.sizes([e.sha for e in blobs])):
         entry.size = size

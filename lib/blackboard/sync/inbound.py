@@ -39,6 +39,11 @@ MAX_REFUSED_BYTES = 1024 * 1024  # refused entries stay in the private repositor
 # writes: the remote cannot keep more than this here, round after round (``importing``).
 MAX_UNHELD_BYTES = 128 * 1024 * 1024
 MAX_ACTIVE_RECORDS = 50
+# Sessions the remote holds, from every machine: five files each, well within the MAX_ENTRIES files
+# a round reads, with room for removal markers. A machine sends its newest (``outbound``) so
+# that this many stand beside the sessions it imported, and at least MIN_SESSIONS_SENT.
+MAX_SESSIONS_SENT = 15_000
+MIN_SESSIONS_SENT = 1_000
 MAX_REFUSALS = 50  # lines of one round's refusals, and of those ``sync status`` keeps
 HOST_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 

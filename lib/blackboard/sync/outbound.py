@@ -14,14 +14,16 @@ from ..paths import BOARD_FILES, META_FILE, PathResolver
 from ..project import safe_segment
 from ..redact import redact
 from ..registry import active_session_ids, session_folders
-from .inbound import MAX_ACTIVE_RECORDS, MAX_FILE_BYTES
+from .inbound import MAX_ACTIVE_RECORDS, MAX_FILE_BYTES, MAX_SESSIONS_SENT, MIN_SESSIONS_SENT
 from .state import State, metadata_stamp, metadata_unchanged, session_signature
+
+MAX_SESSIONS_PER_PUSH = 5_000  # newest first; a round sends them in well under its time
 
 
 class Outgoing:
     """The changes one push carries, and what to remember once it lands."""
 
-    __slots__ = ("sessions", "others", "signatures", "removals", "active", "skipped")
+    __slots__ = ("sessions", "others", "signatures", "removals", "active", "skipped", "dropped", "later", "kept")
 
     def __init__(self) -> None:
         self.sessions: dict[str, list[tuple[str, bytes | None]]] = {}  # each session's files
@@ -30,6 +32,9 @@ class Outgoing:
         self.removals: list[str] = []
         self.active: list[str] | None = None
         self.skipped: list[str] = []
+        self.dropped: list[str] = []  # this machine's oldest, taken off the remote to keep it within the bound
+        self.later = 0  # sessions within the bound left for a later push
+        self.kept = 0  # this machine's sessions over the bound: kept here only
 
     @property
     def changes(self) -> list[tuple[str, bytes | None]]:
@@ -50,6 +55,7 @@ def outgoing(resolver: PathResolver, state: State, host: str, folders: list[str]
     """
     out = Outgoing()
     touched = set(names_in(os.path.join(resolver.sync_dir, "touched")))
+    wanted: list[tuple[int, str, Meta, str]] = []  # (when its metadata was written, id, metadata, signature)
     for name in session_folders(resolver) if folders is None else folders:
         if name in state.conflicts or not is_session_id(name):
             continue  # in conflict, or a board a cleanup set aside
@@ -65,8 +71,12 @@ def outgoing(resolver: PathResolver, state: State, host: str, folders: list[str]
             continue
         if meta is None or meta.get("status") not in FINISHED:
             continue  # another machine's session resumed here is this machine's now (session.start)
+        wanted.append((_written(signature), name, meta, signature))
+    for _, name, meta, signature in _within_bound(resolver, state, host, wanted, out):
         _add_session(resolver, meta, host, out)
         out.signatures[name] = signature
+    for session_id in out.dropped:
+        out.others += [(f"sessions/{session_id}", None), (f"handoff/handoff-{session_id}.md", None)]
     for session_id in _removal_markers(resolver):
         out.removals.append(session_id)
         out.others += [
@@ -79,6 +89,50 @@ def outgoing(resolver: PathResolver, state: State, host: str, folders: list[str]
         out.active = active
         out.others.append((f"active/{safe_segment(host)}.json", _active_file(resolver, active, host)))
     return out
+
+
+def _within_bound(
+    resolver: PathResolver, state: State, host: str, wanted: list[tuple[int, str, Meta, str]], out: Outgoing
+) -> list[tuple[int, str, Meta, str]]:
+    """What of ``wanted`` this push sends, newest first: the remote holds at most ``MAX_SESSIONS_SENT`` sessions.
+
+    Every machine reads the remote's tree whole at times, and refuses what is over its bound:
+    a machine that sent all of 20 000 sessions would keep every other one out. So this
+    machine keeps on the remote its newest sessions, as many as the bound leaves beside the
+    sessions imported from others (and ``MIN_SESSIONS_SENT`` whatever they hold); its oldest
+    there go from the remote's tree (not from any machine: no removal) to make room, and the
+    rest stay here only (``sync status`` counts them). One push sends ``MAX_SESSIONS_PER_PUSH``
+    of them, so a round stays short; the next round sends more.
+    """
+    room = max(MAX_SESSIONS_SENT - len(state.foreign), MIN_SESSIONS_SENT)
+    sending = {name for _, name, _, _ in wanted}
+    there = [  # this machine's sessions the remote holds as sent
+        (_written(signature), name)
+        for name, signature in state.pushed.items()
+        if name not in sending and name not in state.foreign and name not in state.dropped
+    ]
+    if len(there) + len(wanted) <= room:  # most rounds
+        chosen = sorted(wanted, reverse=True)
+    else:
+        ranked = sorted([(when, name) for when, name, _, _ in wanted] + there, reverse=True)
+        keep = {name for _, name in ranked[:room]}
+        chosen = sorted((w for w in wanted if w[1] in keep), reverse=True)
+        out.kept = len(wanted) - len(chosen)
+        out.dropped = [name for _, name in ranked[room:] if name not in sending and _ours(resolver, name, host)]
+    out.later = max(len(chosen) - MAX_SESSIONS_PER_PUSH, 0)
+    return chosen[:MAX_SESSIONS_PER_PUSH]
+
+
+def _written(signature: str) -> int:
+    """When a session's ``_meta.json`` was written, from its signature (nanoseconds; 0 if it does not say)."""
+    stamp = signature.split(";")[0].rsplit(":", 1)[-1]
+    return int(stamp) if stamp.isdigit() else 0
+
+
+def _ours(resolver: PathResolver, session_id: str, host: str) -> bool:
+    """Whether a session sent from here is still this machine's (never another's, whatever the state says)."""
+    meta = read_meta_or_none(resolver.meta_path(session_id))
+    return meta is not None and meta.get("host") == host and not arrived_by_sync(meta)
 
 
 def _add_session(resolver: PathResolver, meta: Meta, host: str, out: Outgoing) -> None:

@@ -22,6 +22,7 @@ from ..registry import session_folders
 from ..settings import Settings
 from .config import enabled, read_config, readers_warning, served_by
 from .importing import Imported, import_commit, publish_what_a_killed_import_left
+from .inbound import MAX_SESSIONS_SENT
 from .outbound import Outgoing, outgoing
 from .remote import FETCHED, IMPORTED, Fetch, forget_fetched, settle
 from .state import State, StatePaused, note_status, read_json
@@ -181,10 +182,13 @@ def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
     for session_id in out.signatures:
         state.foreign.pop(session_id, None)  # resumed here: this machine's from now on
         state.removed.pop(session_id, None)  # resumed after a removal: sent again, marker and all
+        state.dropped.pop(session_id, None)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(resolver.sync_touched_marker(session_id))
+    state.dropped.update(dict.fromkeys(out.dropped))
     for session_id in out.removals:
         state.removed[session_id] = None
+        state.dropped.pop(session_id, None)
         state.left.pop(session_id, None)  # the remote holds it no more
         state.pushed.pop(session_id, None)
         state.foreign.pop(session_id, None)
@@ -289,7 +293,9 @@ def status(resolver: PathResolver, host: str) -> dict[str, object]:
         "last_push": recorded.get("push"),
         "last_tidy": recorded.get("tidy"),
         "last_settle": recorded.get("settle"),
-        "pending_sessions": len(pending.signatures),
+        "pending_sessions": len(pending.signatures) + pending.later,
+        # this machine's oldest sessions, past what the remote may hold: kept here only
+        "kept_here": pending.kept + len(pending.dropped) + len(state.dropped),
         "pending_removals": len(pending.removals),
         "imported_sessions": len(state.foreign),
         "imported_bytes": sum(state.foreign.values()),
@@ -316,6 +322,11 @@ def status_lines(info: dict[str, object]) -> list[str]:
         if isinstance(record, dict) and not record.get("ok"):
             lines.append(f"last packing of the private repository: {record.get('at')} FAILED: {record.get('detail')}")
     lines.append(f"pending: {info['pending_sessions']} session(s), {info['pending_removals']} removal(s)")
+    if info["kept_here"]:
+        lines.append(
+            f"kept here only: {info['kept_here']} of this machine's oldest session(s); the remote holds at most "
+            f"{MAX_SESSIONS_SENT} sessions, and this machine sends its newest"
+        )
     held = int(info["imported_bytes"]) // (1024 * 1024)  # type: ignore[call-overload]
     lines.append(f"imported from other machines: {info['imported_sessions']} session(s), {held} MiB")
     lines += [f"conflict: {k}: {v}" for k, v in dict(info["conflicts"]).items()]  # type: ignore[call-overload]

@@ -42,6 +42,8 @@ class State:
         # still, until a removal lands or its tree drops them
         self.left: dict[str, int] = {k: v for k, v in _dict(data, "left").items() if isinstance(v, int)}
         self.removed: dict[str, None] = dict.fromkeys(i for i in _list(data, "removed") if isinstance(i, str))
+        # this machine's sessions, sent once, that it took off the remote to keep it within the bound (outbound)
+        self.dropped: dict[str, None] = dict.fromkeys(i for i in _list(data, "dropped") if isinstance(i, str))
         self.conflicts: dict[str, str] = {k: v for k, v in _dict(data, "conflicts").items() if isinstance(v, str)}
         self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-MAX_REFUSALS:]
         self.active: list[str] = [i for i in _list(data, "active_pushed") if isinstance(i, str)]
@@ -83,7 +85,7 @@ class State:
         if self.remote is not None:
             self.imported = None
             self.pushed = {i: stamp for i, stamp in self.pushed.items() if i in self.foreign}  # as they came
-            self.left, self.conflicts, self.refused, self.active = {}, {}, [], []
+            self.left, self.conflicts, self.refused, self.active, self.dropped = {}, {}, [], [], {}
         self.remote = remote
 
     def forget_missing(self, folders: list[str]) -> None:
@@ -93,7 +95,7 @@ class State:
         self.left = {i: size for i, size in self.left.items() if i not in present}
         for session_id in [i for i in self.pushed if i not in present]:
             self.left[session_id] = self.foreign.get(session_id) or signature_bytes(self.pushed[session_id])
-        for known in (self.pushed, self.conflicts):
+        for known in (self.pushed, self.conflicts, self.dropped):
             for session_id in [i for i in known if i not in present]:
                 del known[session_id]
         self.foreign = {i: size for i, size in self.foreign.items() if i in present}
@@ -110,6 +112,7 @@ class State:
             "foreign": self.foreign,
             "left": self.left,
             "removed": list(self.removed),  # oldest first
+            "dropped": list(self.dropped),
             "conflicts": self.conflicts,
             "refused": self.refused,
             "active_pushed": self.active,
@@ -134,6 +137,7 @@ SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
     "foreign": (dict, int),
     "left": (dict, int),
     "removed": (list, str),
+    "dropped": (list, str),
     "conflicts": (dict, str),
     "refused": (list, str),
     "active_pushed": (list, str),
