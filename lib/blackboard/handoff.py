@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Mapping
 
 from .clock import epoch_seconds, format_utc, now_iso
@@ -39,6 +40,7 @@ MAX_HANDOFF_BYTES = 128 * 1024
 FRONT_MATTER_BYTES = 48 * 1024  # the rest of a handoff is its body
 MAX_HANDOFF_READ = 512 * 1024
 MAX_PREVIOUS = 10
+MAX_OFFERS_PUBLISHED = 20  # handoffs one import merges into the latest, the newest
 CLOCK_SLACK_SECONDS = 300
 MAX_YAML_NESTING = 32
 MAX_GENERATION = 2**31  # a remote's larger number counts as this: it cannot pin the latest forever
@@ -356,6 +358,33 @@ def publish_since(resolver: PathResolver, since: float, most: int) -> bool:
     """
     texts = [text for _, text in sorted(_finished_since(resolver, since))[-most:]]
     return publish_latest(resolver, *texts) if texts else False
+
+
+def publish_what_an_import_left(resolver: PathResolver) -> None:
+    """An import killed before it published left ``_sync/publishing``: publish the newest finished handoffs
+    written since it began (``MAX_OFFERS_PUBLISHED``), and remove the marker.
+
+    Every one of them, not only those newer than the latest: a session that ended here since may
+    have published a newer latest, which still lacks what they closed. For a caller that holds
+    the round's lock (no import is under way); a SessionStart does it too, sync on or off.
+    """
+    marker = resolver.sync_file("publishing")
+    try:
+        began = os.lstat(marker).st_mtime
+    except FileNotFoundError:
+        return
+    publish_since(resolver, began, MAX_OFFERS_PUBLISHED)
+    remove_marker(marker)
+
+
+def remove_marker(path: str) -> None:
+    """Remove an empty marker file; a folder a hand put in its place is set aside, so it stops nothing."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except IsADirectoryError:
+        os.rename(path, f"{path}.{time.time_ns()}.aside")
 
 
 def _finished_since(resolver: PathResolver, since: float) -> list[tuple[tuple[int, float, str], str]]:

@@ -809,8 +809,10 @@ def test_a_sync_killed_before_it_published_the_handoff_publishes_it_next_round(m
     assert "alpha's finding for beta" in beta.context("b1")
 
 
-@pytest.mark.parametrize("next_here", ["a session start imports", "a session ends first"])
-def test_what_a_killed_import_closed_is_published_whatever_comes_next(machines, next_here: str) -> None:
+@pytest.mark.parametrize(
+    "next_here", ["a session start imports", "a session ends first", "sync is turned off", "the remote is away"]
+)
+def test_what_a_killed_import_closed_is_published_whatever_comes_next(machines, remote: Path, next_here: str) -> None:
     """Issue 32, point 17: the next start's import dropped the marker unpublished, and a session that ended
     here first made the imported handoff older than the latest, so no round ever merged it."""
     alpha, beta = machines(2)
@@ -830,9 +832,28 @@ def test_what_a_killed_import_closed_is_published_whatever_comes_next(machines, 
     if next_here == "a session ends first":
         beta.hook("SessionEnd", "b0", reason="other")  # a newer latest, the task open in it
         beta.cli("sync")
+    if next_here == "sync is turned off":
+        beta.cli("sync", "disable")
+    if next_here == "the remote is away":
+        remote.rename(remote.with_name("away.git"))  # the next start imports nothing
     told = beta.context("b1")
 
     assert "fix the cache race" not in open_work_section(told)
+    assert not (beta.board() / "_sync" / "publishing").exists()
+
+
+def test_a_folder_where_the_publishing_marker_goes_stops_no_import(machines) -> None:
+    alpha, beta = machines(2)
+    alpha.session("a1", "alpha's finding")
+    alpha.cli("sync")
+    beta.cli("sync")
+    (beta.board() / "_sync" / "publishing").mkdir()  # by a hand, or a tool gone astray
+    alpha.session("a2", "alpha's second finding")
+    alpha.cli("sync")
+
+    beta.cli("sync")
+
+    assert "a2" in beta.sessions() and "alpha's second finding" in beta.context("b1")
     assert not (beta.board() / "_sync" / "publishing").exists()
 
 

@@ -1590,3 +1590,57 @@ def test_a_machine_sends_its_newest_sessions_within_the_bound_and_keeps_the_rest
     assert "b1" in _remote_sessions(bare)
     assert os.path.isdir(beta.get_session_blackboard_dir("a04"))  # what it imported stays
     assert sync.status(beta, "beta")["kept_here"] == 0
+
+
+def test_a_remote_named_anew_while_a_round_runs_is_not_taken_for_the_one_it_pushed_to(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha = _machine(tmp_path, "alpha", bare)
+    _ended(alpha, "a1", "alpha")
+    moved = tmp_path / "moved.git"
+    Store(str(moved), os.environ).ensure()
+    load = sync_state.State.load.__func__  # type: ignore[attr-defined]
+
+    def enabled_meanwhile(cls: type, resolver: PathResolver, *args: object) -> sync.State:
+        sync.enable(resolver, f"file://{moved}", settings_now())  # lands after the round read its remote
+        return load(cls, resolver, *args)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(sync_state.State, "load", classmethod(enabled_meanwhile))
+        assert _round(alpha, "alpha").pushed == 1  # to the remote it fetched from
+    assert "sessions/a1/_meta.json" in _remote_paths(bare)
+
+    assert sync.status(alpha, "alpha")["pending_sessions"] == 1  # the new remote has nothing yet
+    assert _round(alpha, "alpha").pushed == 1
+    assert "sessions/a1/_meta.json" in _remote_paths(str(moved))
+
+
+@pytest.mark.parametrize("spelling", ["trailing-slash", "path", "away-and-back"])
+def test_a_remote_named_again_still_takes_another_machines_continuation(
+    tmp_path: Path, bare: str, spelling: str
+) -> None:
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    _ended(alpha, "a1", "alpha", "alpha's part")
+    _round(alpha, "alpha")
+    _round(beta, "beta")
+    with mock.patch.dict(os.environ, BLACKBOARD_HOST="beta"):  # beta goes on in a1
+        quiet = settings_now(BLACKBOARD_DIGEST="0")
+        session.start(beta, "a1", "resume", {"cwd": beta.root}, quiet)
+        from blackboard import board
+
+        board.Board(beta, "a1").note("beta's part", "main")
+        session.end(beta, "a1", "other", quiet)
+    _round(beta, "beta")
+    if spelling == "away-and-back":
+        moved = tmp_path / "moved.git"
+        Store(str(moved), os.environ).ensure()
+        sync.enable(alpha, f"file://{moved}", settings_now())
+        _round(alpha, "alpha")
+    sync.enable(
+        alpha, {"trailing-slash": f"file://{bare}/", "path": bare}.get(spelling, f"file://{bare}"), settings_now()
+    )
+
+    done = _round(alpha, "alpha")
+
+    assert done.conflicts == [] and sync.State.load(alpha).conflicts == {}
+    assert "beta's part" in Path(alpha.board_file("a1", "notes")).read_text()

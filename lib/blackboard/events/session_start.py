@@ -17,6 +17,7 @@ from ..fsutil import append_text
 from ..guard import see_head
 from ..hook import STARTED
 from ..ids import optional_str
+from ..locks import try_lock
 from ..paths import PathResolver
 from ..settings import Settings
 from . import board_of, log_failure, note_sync_failure, usable_path
@@ -39,6 +40,7 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str:
     try:
         migrate.migrate_if_needed(resolver, cwd, settings.home, settings.environ)
         session.publish_pending(resolver, settings)
+        _publish_what_an_import_left(resolver)
         abandoned = recovery.recover(resolver, session_id, settings, STARTED + RECOVERY_SECONDS)
     except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
         log_failure(event, settings)
@@ -63,6 +65,19 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str:
     finally:
         if sync and fetch is not None:
             _start_round(sync, resolver, settings)  # last: a new process takes the machine's attention
+
+
+def _publish_what_an_import_left(resolver: PathResolver) -> None:
+    """An import killed before it published (``handoff.publish_what_an_import_left``), whether or not this
+    start imports anything, and with sync off too: when no round is under way, which would hold the marker."""
+    if not os.path.lexists(resolver.sync_file("publishing")):
+        return
+    release = try_lock(resolver.sync_file("round"))
+    if release is not None:
+        try:
+            handoff.publish_what_an_import_left(resolver)
+        finally:
+            release()
 
 
 def _sync_of(resolver: PathResolver) -> ModuleType | None:

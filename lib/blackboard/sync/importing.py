@@ -32,8 +32,6 @@ from .inbound import (
 )
 from .state import State, metadata_stamp, metadata_unchanged, read_json, session_signature, signature_bytes
 
-MAX_OFFERS_PUBLISHED = 20  # handoffs imported in one round that are merged into the latest
-
 
 class Imported:
     """What an import brought: sessions, conflicts, refusals, and whether it finished.
@@ -69,7 +67,7 @@ def import_commit(
     if commit is None or commit == state.imported:
         return result
     _remove_tree(os.path.join(resolver.sync_dir, "incoming"))  # what an import killed half-way left
-    publish_what_a_killed_import_left(resolver)
+    handoff.publish_what_an_import_left(resolver)
     publishing = resolver.sync_file("publishing")  # until its handoffs are published: a kill leaves it
     create_exclusive(publishing, "")
     offers: list[tuple[tuple[int, float, str], str]] = []
@@ -89,7 +87,7 @@ def import_commit(
         written = layout.taken_bytes - layout.bytes_of(mine)
         # Those the state does not know as sent (it was started afresh) may sit in the repository
         # too: as much room for each as it holds here, no more.
-        unsent = [i for i in mine if i not in state.pushed] if state.imported is None else []
+        unsent = [i for i in mine if i not in state.pushed or i in state.resend] if state.imported is None else []
         room = written + sum(min(layout.bytes_of([i]), _board_bytes(resolver, i)) for i in unsent)
         too_large = layout.too_large(held, written) or _keeps_too_much(store, state, room, commit, deadline)
         if too_large:
@@ -128,9 +126,9 @@ def import_commit(
             # the newest few, oldest first: the newest is the latest, and each brings its open work
             # and closings into it (docs/adr/0022-open-work-ledger.md); the rest are archived
             if offers:
-                handoff.publish_latest(resolver, *(text for _, text in sorted(offers)[-MAX_OFFERS_PUBLISHED:]))
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(publishing)
+                newest = sorted(offers)[-handoff.MAX_OFFERS_PUBLISHED :]
+                handoff.publish_latest(resolver, *(text for _, text in newest))
+            handoff.remove_marker(publishing)
             for line in result.refused:
                 state.refuse(line)
             for line in result.conflicts:
@@ -336,21 +334,6 @@ def _entries_to_read(store: Store, reader: Reader, old: str | None, new: str, de
     for entry, size in zip(blobs, reader.sizes([e.sha for e in blobs])):
         entry.size = size
     return Listing(entries + (store.tree(new, sorted(relist), deadline) if relist else []), unremoved, dropped)
-
-
-def publish_what_a_killed_import_left(resolver: PathResolver) -> None:
-    """An import killed before it published left its marker: publish the handoffs written since it began.
-
-    Every one of them, not only those newer than the latest: a session that ended here since may
-    have published a newer latest, which still lacks what they closed.
-    """
-    marker = resolver.sync_file("publishing")
-    try:
-        began = os.lstat(marker).st_mtime
-    except FileNotFoundError:
-        return
-    handoff.publish_since(resolver, began, MAX_OFFERS_PUBLISHED)
-    os.unlink(marker)
 
 
 def _removed(resolver: PathResolver, state: State, session_id: str, unremoved: set[str]) -> bool:

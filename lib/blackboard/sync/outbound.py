@@ -63,7 +63,7 @@ def outgoing(resolver: PathResolver, state: State, host: str, folders: list[str]
         if settled and (name not in touched or metadata_unchanged(resolver, name, state.pushed.get(name))):
             continue  # another machine's (or removed), as it came: not worked on here
         signature = session_signature(resolver, name)
-        if state.pushed.get(name) == signature:
+        if state.pushed.get(name) == signature and name not in state.resend:
             continue  # as the remote has it: most folders of a synced project
         meta = read_meta_or_none(resolver.meta_path(name))
         if meta is not None and (meta.get("host", host) != host or arrived_by_sync(meta)):
@@ -109,7 +109,7 @@ def _within_bound(
     there = [  # this machine's sessions the remote holds as sent
         (_written(signature), name)
         for name, signature in state.pushed.items()
-        if name not in sending and name not in state.foreign and name not in state.dropped
+        if name not in sending and name not in state.foreign and name not in state.dropped and name not in state.resend
     ]
     if len(there) + len(wanted) <= room:  # most rounds
         chosen = sorted(wanted, reverse=True)

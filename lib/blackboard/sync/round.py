@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from .. import handoff
 from ..environment import PLUGIN_ROOT
 from ..errors import BlackboardError
 from ..fsutil import refuse_links
@@ -21,7 +22,7 @@ from ..redact import redact_remote
 from ..registry import session_folders
 from ..settings import Settings
 from .config import enabled, read_config, readers_warning, served_by
-from .importing import Imported, import_commit, publish_what_a_killed_import_left
+from .importing import Imported, import_commit
 from .inbound import MAX_SESSIONS_SENT
 from .outbound import Outgoing, outgoing
 from .remote import FETCHED, IMPORTED, Fetch, forget_fetched, settle
@@ -85,7 +86,7 @@ def sync_round(
     refuse_links(resolver.root, resolver.sync_dir)
     with file_lock(resolver.sync_file("round"), timeout=seconds):
         started()
-        publish_what_a_killed_import_left(resolver)
+        handoff.publish_what_an_import_left(resolver)
         deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
         settle(resolver, environ, time.monotonic() + seconds / 2)  # the rest of the round's time is its own
         state: State | None = None
@@ -95,7 +96,7 @@ def sync_round(
                 # this machine's side needs no remote: it is read while git fetches
                 folders = session_folders(resolver)  # each try lists them again: an import may have brought some
                 if state is None:
-                    state = State.load(resolver)
+                    state = State.load(resolver, fetch.config["remote"])  # the remote this round talks to
                     state.forget_missing(folders)
                 _keep(fetch.store, state.imported, deadline)
                 out = outgoing(resolver, state, host, folders)
@@ -183,12 +184,14 @@ def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
         state.foreign.pop(session_id, None)  # resumed here: this machine's from now on
         state.removed.pop(session_id, None)  # resumed after a removal: sent again, marker and all
         state.dropped.pop(session_id, None)
+        state.resend.pop(session_id, None)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(resolver.sync_touched_marker(session_id))
     state.dropped.update(dict.fromkeys(out.dropped))
     for session_id in out.removals:
         state.removed[session_id] = None
         state.dropped.pop(session_id, None)
+        state.resend.pop(session_id, None)
         state.left.pop(session_id, None)  # the remote holds it no more
         state.pushed.pop(session_id, None)
         state.foreign.pop(session_id, None)
@@ -218,7 +221,7 @@ def finish_fetch(resolver: PathResolver, fetch: Fetch, settings: Settings, deadl
     """
     fetch.record_up_to_date = False
     try:
-        known = State.load(resolver).imported
+        known = State.load(resolver, fetch.config["remote"]).imported
         if fetch.listed(deadline) in (None, known):  # the usual start: nothing new since the last round
             return Imported()
     finally:
@@ -228,7 +231,7 @@ def finish_fetch(resolver: PathResolver, fetch: Fetch, settings: Settings, deadl
         return None  # a round running here fetches anyway
     try:
         fetch.store.clear_stale_locks()  # before git fetches here
-        state = State.load(resolver)  # as the round that held the lock left it
+        state = State.load(resolver, fetch.config["remote"])  # as the round that held the lock left it
         commit = fetch.finish(deadline, state.imported)
         if commit is None or commit == state.imported:
             return Imported()
@@ -278,7 +281,7 @@ def status(resolver: PathResolver, host: str) -> dict[str, object]:
         return {"enabled": False}
     config = read_config(resolver)
     try:
-        state, paused = State.load(resolver), None
+        state, paused = State.load(resolver, config["remote"]), None
     except StatePaused as exc:
         state, paused = State({}), str(exc)
     pending = outgoing(resolver, state, host) if paused is None else Outgoing()

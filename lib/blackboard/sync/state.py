@@ -44,13 +44,16 @@ class State:
         self.removed: dict[str, None] = dict.fromkeys(i for i in _list(data, "removed") if isinstance(i, str))
         # this machine's sessions, sent once, that it took off the remote to keep it within the bound (outbound)
         self.dropped: dict[str, None] = dict.fromkeys(i for i in _list(data, "dropped") if isinstance(i, str))
+        # this machine's sessions sent to an earlier remote, to be sent to this one (``follow``)
+        self.resend: dict[str, None] = dict.fromkeys(i for i in _list(data, "resend") if isinstance(i, str))
         self.conflicts: dict[str, str] = {k: v for k, v in _dict(data, "conflicts").items() if isinstance(v, str)}
         self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-MAX_REFUSALS:]
         self.active: list[str] = [i for i in _list(data, "active_pushed") if isinstance(i, str)]
 
     @classmethod
-    def load(cls, resolver: PathResolver) -> State:
-        """The state on disk; a fresh one only when there is none (StatePaused when it cannot be read whole)."""
+    def load(cls, resolver: PathResolver, remote: str | None = None) -> State:
+        """The state on disk, of ``remote`` (the configured one unless given: the one a round talks to);
+        a fresh one only when there is none (StatePaused when it cannot be read whole)."""
         path = resolver.sync_file("state.json")
         fix = f"sync is paused; move {path} aside to start afresh (every session is then sent again)"
         try:
@@ -68,23 +71,25 @@ class State:
         if not loaded and data.strip() != b"{}" or _misshapen(loaded):
             raise StatePaused(f"{path} is damaged; {fix}")
         state = cls(loaded)
-        state.follow(_configured_remote(resolver))
+        state.follow(_configured_remote(resolver) if remote is None else remote)
         return state
 
     def follow(self, remote: str | None) -> None:
         """Make this the state of ``remote`` (the configured one): what it held of another remote does not count.
 
         Another remote (``sync enable --remote NEW``) holds none of what was sent to or read from the
-        old one: this machine's sessions are sent again, its tree is read whole, and its conflicts,
-        refusals and active records start afresh. What this machine holds (sessions imported, their
-        sizes as they came, removals done here) stays. A state from before remotes were kept is
-        taken to be the configured remote's.
+        old one: this machine's sessions are sent again (``resend``), its tree is read whole, and its
+        conflicts, refusals and active records start afresh. What this machine holds (sessions
+        imported, their sizes as they came, removals done here, what each session was when last
+        synced, by which a copy another machine went on in is told from a conflict) stays. The
+        same remote written another way (``file://``, a trailing slash) is no other. A state from
+        before remotes were kept is taken to be the configured remote's.
         """
-        if remote is None or self.remote == remote:
+        if remote is None or self.remote is not None and _same_remote(self.remote, remote):
             return
         if self.remote is not None:
             self.imported = None
-            self.pushed = {i: stamp for i, stamp in self.pushed.items() if i in self.foreign}  # as they came
+            self.resend.update(dict.fromkeys(i for i in self.pushed if i not in self.foreign))
             self.left, self.conflicts, self.refused, self.active, self.dropped = {}, {}, [], [], {}
         self.remote = remote
 
@@ -95,7 +100,7 @@ class State:
         self.left = {i: size for i, size in self.left.items() if i not in present}
         for session_id in [i for i in self.pushed if i not in present]:
             self.left[session_id] = self.foreign.get(session_id) or signature_bytes(self.pushed[session_id])
-        for known in (self.pushed, self.conflicts, self.dropped):
+        for known in (self.pushed, self.conflicts, self.dropped, self.resend):
             for session_id in [i for i in known if i not in present]:
                 del known[session_id]
         self.foreign = {i: size for i, size in self.foreign.items() if i in present}
@@ -113,6 +118,7 @@ class State:
             "left": self.left,
             "removed": list(self.removed),  # oldest first
             "dropped": list(self.dropped),
+            "resend": list(self.resend),
             "conflicts": self.conflicts,
             "refused": self.refused,
             "active_pushed": self.active,
@@ -138,6 +144,7 @@ SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
     "left": (dict, int),
     "removed": (list, str),
     "dropped": (list, str),
+    "resend": (list, str),
     "conflicts": (dict, str),
     "refused": (list, str),
     "active_pushed": (list, str),
@@ -168,6 +175,15 @@ def _dict(data: dict, key: str) -> dict:
 def _list(data: dict, key: str) -> list:
     value = data.get(key)
     return value if isinstance(value, list) else []
+
+
+def _same_remote(one: str, other: str) -> bool:
+    """Whether two spellings name one remote: a path with or without ``file://`` and trailing slashes."""
+
+    def plain(url: str) -> str:
+        return (url[len("file://") :] if url.startswith("file://") else url).rstrip("/") or "/"
+
+    return plain(one) == plain(other)
 
 
 def _configured_remote(resolver: PathResolver) -> str | None:
