@@ -18,7 +18,7 @@ from .clock import epoch_seconds, format_utc
 from .digest import Digest, read_digest
 from .entries import Entry, read_tail_entries
 from .gitinfo import find_git
-from .handoff import MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
+from .handoff import FRONT_MATTER_BYTES, MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
 from .ledger import MAX_TEXT, Item, Ledger, board_key, clip, merge
 from .meta import Meta
 from .paths import PathResolver
@@ -57,8 +57,11 @@ def handoff_text(
     digest = session_digest(resolver, meta, settings, final) if settings.digest else Digest()
     changes = _changes(resolver, meta, settings.environ, git_by) if settings.digest and final else None
     ledger = session_ledger(resolver, meta, state, settings)
-    fields = handoff_fields(meta, len(ledger.open), len(state.done), state.note_count, ledger.claimed)
+    fields = handoff_fields(meta, 0, len(state.done), state.note_count, ledger.claimed)
     fields.update(ledger.to_fields())
+    if handoff.fit_open_work(fields):  # thousands of items: the oldest counted, not kept
+        ledger = Ledger.from_fields(fields)
+    fields["open_tasks"] = len(ledger.open) + ledger.cut
     fields.update(digest_fields(digest, changes))
     body = (
         f"# Handoff from session {session_id}\n\n"
@@ -74,16 +77,21 @@ def handoff_text(
 
 
 def bounded(fields: dict[str, object], body: str, notes: str, others: str) -> str:
-    """Front matter and body within ``MAX_HANDOFF_BYTES``: the oldest notes give way first, with a mark."""
+    """Front matter and body within ``MAX_HANDOFF_BYTES``: the oldest notes give way first, with a mark.
+
+    The open work may take the front matter past ``FRONT_MATTER_BYTES`` (``ledger.MAX_BYTES``):
+    the budget grows by as much, so the body keeps its room and a cut never falls in the front matter.
+    """
     head = dump_front_matter(fields) + "\n"
-    room = MAX_HANDOFF_BYTES - len(head.encode()) - len(body.encode()) - len(others.encode()) - 2048
+    limit = MAX_HANDOFF_BYTES + max(len(head.encode()) - FRONT_MATTER_BYTES, 0)
+    room = limit - len(head.encode()) - len(body.encode()) - len(others.encode()) - 2048
     if len(notes.encode()) > room:
         notes = (
             notes.encode()[: max(room, 0)].decode("utf-8", "ignore").rpartition("\n- ")[0] + "\n- … older notes cut\n"
         )
     text = head + redact(body + "\n" + notes + "\n" + others)
-    if len(text.encode()) > MAX_HANDOFF_BYTES:
-        text = text.encode()[:MAX_HANDOFF_BYTES].decode("utf-8", "ignore") + "\n\n[… handoff cut to size]\n"
+    if len(text.encode()) > limit:
+        text = text.encode()[:limit].decode("utf-8", "ignore") + "\n\n[… handoff cut to size]\n"
     return text
 
 
@@ -173,7 +181,7 @@ def every_task(resolver: PathResolver, session_id: str) -> tuple[list[Entry], bo
 
 
 def own_ledger(session_id: str, board_tasks: list[Entry], tasks: list[claude_tasks.ClaudeTask]) -> Ledger:
-    """The session's own open items and closed keys: its board's tasks, then Claude Code's."""
+    """The session's own open items, newest first (Claude Code's, then its board's), and closed keys."""
     still_open, closed_tasks = split_tasks(board_tasks)
     items = [_board_item(session_id, task) for task in still_open]
     closed = [board_key(session_id, task.fields, task.id) for task in closed_tasks]
@@ -184,7 +192,7 @@ def own_ledger(session_id: str, board_tasks: list[Entry], tasks: list[claude_tas
             items.append(Item(key, _clean(task.subject), "claimed" if by else "open", by))
         elif task.status == "completed":
             closed.append(key)
-    return Ledger(items, list(reversed(closed)))
+    return Ledger(items[::-1], closed[::-1])
 
 
 def _board_item(session_id: str, task: Entry) -> Item:
