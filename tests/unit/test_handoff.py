@@ -426,3 +426,19 @@ def test_a_forged_generation_and_an_end_ahead_do_not_pin_the_latest(resolver: Pa
 
     latest = handoff.read_handoff(resolver.latest_handoff_path())
     assert latest is not None and latest[0]["session_id"] == "later-here"
+
+
+def test_counts_from_part_of_a_digest_are_said_to_be_at_least() -> None:
+    from blackboard.digest import Digest
+
+    found = Digest("first", ["latest"], 600, "done", {"a.py": 1})
+    found.complete = False
+
+    assert "a latest request (at least 600 in all): latest" in summary.asked_section(found)
+    assert "request 600 of 600" not in summary.asked_section(found)
+    assert "at least these" in summary.changed_section(found, None)
+    fields = summary.digest_fields(found, None)
+    assert fields["asked"]["complete"] is False and fields["changed"]["complete"] is False
+    found.complete = True
+    assert "request 600 of 600: latest" in summary.asked_section(found)
+    assert "complete" not in summary.digest_fields(found, None)["asked"]
