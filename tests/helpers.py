@@ -33,6 +33,17 @@ def open_work_section(context: str) -> str:
     return rest.split("\n## ")[0].split("BLACKBOARD-DATA")[0] if found else ""
 
 
+def write_turns(path: Path, first: int, last: int, prompt_chars: int = 1900, message_chars: int = 3900) -> None:
+    """Turns ``first``..``last`` of a session's ``_digest.jsonl``, as its hooks write them: a request, an edit
+    of a file of its own (``src/file_N.py``) and the last message, each of about the size the hooks keep."""
+    at = "2026-11-22T10:00:00Z"
+    with path.open("a") as handle:
+        for n in range(first, last + 1):
+            handle.write(json.dumps({"kind": "prompt", "text": f"request {n} " + "p" * prompt_chars, "at": at}) + "\n")
+            handle.write(json.dumps({"kind": "edit", "tool": "Edit", "path": f"src/file_{n}.py", "at": at}) + "\n")
+            handle.write(json.dumps({"kind": "stop", "text": f"answer {n} " + "m" * message_chars, "at": at}) + "\n")
+
+
 def make_git_project(
     path: Path, remote: Optional[str] = "git@github.com:acme/widget.git", branch: str = "main"
 ) -> Path:

@@ -108,14 +108,19 @@ class Board:
 
         return self._closed(self._change_task(task_id, drop, author))
 
-    def carried(self) -> list[Item]:
-        """Open work of earlier sessions (the project's latest handoff) that no live board has taken up."""
+    def latest_ledger(self) -> Ledger:
+        """The open work the project's latest handoff carries, every item of it (newest first)."""
         latest = handoff.read_handoff(self.resolver.latest_handoff_path())
-        if latest is None:
+        return Ledger.from_fields(latest[0]) if latest else Ledger([], [])
+
+    def carried(self, latest: Ledger | None = None) -> list[Item]:
+        """Open work of earlier sessions (``latest``, else the latest handoff's) that no live board has taken up."""
+        items = (latest or self.latest_ledger()).open
+        if not items:
             return []
         boards = [(self.session_id, self.entries("tasks")[0])] + [(b.session_id, t) for b, t in self._live_boards()]
         here = {board_key(session_id, t.fields, t.id) for session_id, tasks in boards for t in tasks}
-        return [i for i in Ledger.from_fields(latest[0]).open if i.origin != self.session_id and i.key not in here]
+        return [i for i in items if i.origin != self.session_id and i.key not in here]
 
     def live_tasks(self) -> list[tuple[str, str, Entry]]:
         """The open and claimed tasks of the project's other live sessions: ``(key, its board's session, task)``."""

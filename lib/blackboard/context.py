@@ -15,7 +15,7 @@ from . import handoff, render
 from .changes import TRACKED_SECONDS, git_tracks
 from .clock import describe_age
 from .ids import is_session_id
-from .ledger import Ledger
+from .ledger import MAX_SHOWN, Ledger
 from .meta import arrived_by_sync
 from .paths import PathResolver
 from .redact import redact
@@ -40,7 +40,7 @@ def shipped(
     """Why the latest handoff (its ``fields``, or None) is not shown, and which ``abandoned`` sessions are the user's.
 
     Git tracking ``latest-handoff.md``, or the board or handoff of the session it names or
-    of a session its open work comes from, means a repository brought it; a session recovery
+    of a session whose open work it shows, means a repository brought it; a session recovery
     just marked abandoned whose board git tracks was the repository's too. One ``git
     ls-files`` for all, run only when the board is inside a checkout. When git cannot answer,
     nothing of it is claimed: the handoff is not shown (``UNCHECKED``), no session counted.
@@ -48,7 +48,8 @@ def shipped(
     named, carried = [], []
     if fields is not None:
         named = [resolver.latest_handoff_path(), *session_files(resolver, fields.get("session_id"))]
-        origins = dict.fromkeys(item.origin for item in Ledger.from_fields(fields).open)
+        # the items its body shows, as the context does: thousands of origins would outlast git's deadline
+        origins = dict.fromkeys(item.origin for item in Ledger.from_fields(fields).open[:MAX_SHOWN])
         carried = [path for origin in origins for path in session_files(resolver, origin)]
     recovered = {session_id: session_files(resolver, session_id) for session_id in abandoned}
     paths = named + carried + [path for files in recovered.values() for path in files]

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from .clock import epoch_seconds, format_utc, now_iso
 from .fsutil import atomic_write, make_dirs, read_head, refuse_links
 from .ids import is_session_id
-from .ledger import Ledger, merge
+from .ledger import MAX_BYTES, Ledger, merge
 from .locks import file_lock
 from .meta import FINISHED
 from .paths import PathResolver
@@ -36,9 +36,10 @@ FIELDS = (
     "host",
     "generation",
 )
-MAX_HANDOFF_BYTES = 128 * 1024
-FRONT_MATTER_BYTES = 48 * 1024  # the rest of a handoff is its body
-MAX_HANDOFF_READ = 512 * 1024
+MAX_HANDOFF_BYTES = 128 * 1024  # and the open work's front matter line past FRONT_MATTER_BYTES (summary.bounded)
+FRONT_MATTER_BYTES = 48 * 1024  # all but the open work (ledger.MAX_BYTES); the rest of a handoff is its body
+MAX_HANDOFF_READ = 2 * 1024 * 1024  # a handoff at its largest: the open work, the rest of the front matter, the body
+SHORT_TEXT = 60  # what an open item's text keeps when the open work is over ledger.MAX_BYTES
 MAX_PREVIOUS = 10
 MAX_OFFERS_PUBLISHED = 20  # handoffs one import merges into the latest, the newest
 CLOCK_SLACK_SECONDS = 300
@@ -57,19 +58,51 @@ def handoff_fields(
 
 
 def dump_front_matter(fields: Mapping[str, object]) -> str:
-    """``---`` delimited front matter with one JSON value per key (valid YAML), within ``FRONT_MATTER_BYTES``.
+    """``---`` delimited front matter with one JSON value per key (valid YAML), within its budget.
 
-    Over the budget, the least needed parts give way first (``_shrink``): a cut never falls
-    inside the front matter, so the ledger it carries always reads back.
+    The open work has ``ledger.MAX_BYTES`` of its own (``fit_open_work``); the rest keeps
+    within ``FRONT_MATTER_BYTES``, the least needed parts giving way first (``_SHRINKS``). A
+    cut never falls inside the front matter, so the ledger it carries always reads back.
     """
     fields = dict(fields)
+    fit_open_work(fields)
+    open_work = _value_bytes(fields["open_work"]) if "open_work" in fields else 0
     text = _dump(fields)
     for shrink in _SHRINKS:
-        if len(text.encode()) <= FRONT_MATTER_BYTES:
+        if len(text.encode()) - open_work <= FRONT_MATTER_BYTES:
             break
         shrink(fields)
         text = _dump(fields)
     return text
+
+
+def fit_open_work(fields: dict[str, object]) -> bool:
+    """``open_work`` within ``ledger.MAX_BYTES`` (thousands of items); True when something had to give way.
+
+    Past it, every text is shortened to ``SHORT_TEXT`` characters; if that is not enough, the
+    oldest items (the list's end) are left out and counted in ``open_work_cut``, which the
+    handoff and ``blackboard task list`` report.
+    """
+    items = fields.get("open_work")
+    if not isinstance(items, list) or _value_bytes(items) <= MAX_BYTES:
+        return False
+    items = [{**i, "text": str(i.get("text", ""))[:SHORT_TEXT]} if isinstance(i, dict) else i for i in items]
+    room, kept = MAX_BYTES, 0
+    for item in items:
+        room -= _value_bytes(item) + 2  # and its ", "
+        if room < 0:
+            break
+        kept += 1
+    fields["open_work"] = items[:kept]
+    if kept < len(items):
+        cut = fields.get("open_work_cut")
+        fields["open_work_cut"] = (cut if type(cut) is int and cut > 0 else 0) + len(items) - kept
+    return True
+
+
+def _value_bytes(value: object) -> int:
+    """The bytes ``value`` takes in front matter, as ``_dump`` writes it."""
+    return len(_yaml_safe(json.dumps(value, ensure_ascii=False, default=str)).encode())
 
 
 def _dump(fields: Mapping[str, object]) -> str:
@@ -107,25 +140,12 @@ def _fewer_closed(fields: dict[str, object]) -> None:
         fields["closed_work"] = closed[:100]
 
 
-def _shorter_open_work(fields: dict[str, object]) -> None:
-    items = fields.get("open_work")
-    if isinstance(items, list):
-        fields["open_work"] = [{**i, "text": str(i.get("text", ""))[:60]} if isinstance(i, dict) else i for i in items]
-
-
-def _fewer_open_items(fields: dict[str, object]) -> None:
-    items, cut = fields.get("open_work"), fields.get("open_work_cut")
-    if isinstance(items, list) and len(items) > 20:
-        fields["open_work"] = items[:20]
-        fields["open_work_cut"] = (cut if type(cut) is int else 0) + len(items) - 20
-
-
 def _no_digest(fields: dict[str, object]) -> None:
     for key in ("asked", "stopped", "changed"):
         fields.pop(key, None)
 
 
-_SHRINKS = (_fewer_files, _no_latest_requests, _fewer_closed, _shorter_open_work, _fewer_open_items, _no_digest)
+_SHRINKS = (_fewer_files, _no_latest_requests, _fewer_closed, _no_digest)
 
 
 def split_front_matter(text: str, yaml_allowed: bool = True) -> tuple[dict[str, object], str]:
@@ -425,7 +445,9 @@ def _with_ledger(fields: dict[str, object], body: str, ledger: Ledger) -> str:
     if not ledger.open and not ledger.closed and "open_work" not in fields:
         return dump_front_matter(fields) + body
     fields.update(ledger.to_fields())
-    fields["open_tasks"], fields["claimed_tasks"] = len(ledger.open), ledger.claimed
+    if fit_open_work(fields):
+        ledger = Ledger.from_fields(fields)
+    fields["open_tasks"], fields["claimed_tasks"] = len(ledger.open) + ledger.cut, ledger.claimed
     session_id = fields.get("session_id")
     section = open_section(ledger, session_id if isinstance(session_id, str) else "")
     return dump_front_matter(fields) + replace_section(body, OPEN_WORK, section)

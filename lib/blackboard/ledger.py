@@ -16,7 +16,8 @@ from collections.abc import Mapping
 
 from .ids import SESSION_ID, is_session_id
 
-MAX_OPEN = 100
+MAX_SHOWN = 100  # open items a handoff's body shows, the newest; the older are counted there
+MAX_BYTES = 1024 * 1024  # of open work in a handoff's front matter: past it, the oldest are counted, not kept
 MAX_CLOSED = 500
 MAX_CUT = 1_000_000
 MAX_TEXT = 200
@@ -132,7 +133,7 @@ class Ledger:
     ) -> None:
         self.open = open_items
         self.closed = closed  # newest first
-        self.cut = cut  # open items left out beyond MAX_OPEN, said in the handoff
+        self.cut = cut  # the oldest open items left out past MAX_BYTES, said in the handoff
         self.speaks_for = speaks_for
         # kinds of its own items it did not read whole (``cc``: Claude Code's list): it speaks for none of those
         self.unread = unread
@@ -167,7 +168,10 @@ class Ledger:
 
 
 def merge(newer: Ledger, older: Ledger) -> Ledger:
-    """Both ledgers' open items (the newer's word first) less every key either closed.
+    """Both ledgers' open items (the newer's word and items first: newest first) less every key either closed.
+
+    Every open item is kept, however many: only a handoff's front matter bounds them
+    (``handoff.fit_open_work``), and what it leaves out is counted in ``cut``, once.
 
     When the newer one speaks for its session, the older's word on that session's items is
     stale: an item of it that the newer no longer lists open is closed (a task Claude Code
@@ -186,9 +190,8 @@ def merge(newer: Ledger, older: Ledger) -> Ledger:
     for item in newer.open + older.open:
         if item.key not in gone and item.key not in items:
             items[item.key] = item
-    ordered = list(items.values())
-    cut = min(max(newer.cut, older.cut, len(ordered) - MAX_OPEN), MAX_CUT)
-    return Ledger(ordered[:MAX_OPEN], closed[:MAX_CLOSED], cut, newer.speaks_for, newer.unread)
+    cut = min(max(newer.cut, older.cut), MAX_CUT)
+    return Ledger(list(items.values()), closed[:MAX_CLOSED], cut, newer.speaks_for, newer.unread)
 
 
 def _unique(keys: list[str]) -> list[str]:

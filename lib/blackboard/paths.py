@@ -16,6 +16,7 @@ from .settings import Settings
 BOARD_FILES = {"tasks": "active-tasks.md", "notes": "session-notes.md", "context": "shared-context.md"}
 META_FILE = "_meta.json"
 DIGEST_FILE = "_digest.jsonl"  # what the hooks saw of the session; stays on this machine
+DIGEST_SUMMARY_FILE = "_digest-summary.json"  # what was counted of it so far (``digest.read_digest``); stays too
 LIVE_FILE = "_live.jsonl"  # what the session is doing, for the project's other live sessions; stays here too
 SYNC_FILES = (
     "config.json",
@@ -77,6 +78,10 @@ class PathResolver:
     def digest_path(self, session_id: str) -> str:
         """``.../sessions/{session_id}/_digest.jsonl``."""
         return os.path.join(self.get_session_blackboard_dir(session_id), DIGEST_FILE)
+
+    def digest_summary_path(self, session_id: str) -> str:
+        """``.../sessions/{session_id}/_digest-summary.json``."""
+        return os.path.join(self.get_session_blackboard_dir(session_id), DIGEST_SUMMARY_FILE)
 
     def live_path(self, session_id: str) -> str:
         """``.../sessions/{session_id}/_live.jsonl``."""

@@ -11,7 +11,7 @@ import re
 from . import entries
 from .entries import Entry
 from .ids import is_session_id
-from .ledger import CLOSED_STATUSES, Item, Ledger
+from .ledger import CLOSED_STATUSES, MAX_BYTES, MAX_SHOWN, Item, Ledger
 from .meta import read_meta_or_none
 from .paths import BOARD_FILES, PathResolver
 from .redact import redact_prefix
@@ -203,11 +203,33 @@ OPEN_WORK = "Open work"
 
 
 def open_section(ledger: Ledger, session_id: str) -> str:
-    """A handoff's open work, each item with where it came from."""
-    lines = [bullet(open_line(item, session_id)) for item in ledger.open]
-    if ledger.cut:
-        lines.append(bullet(f"… and {ledger.cut} older open items beyond what a handoff carries"))
-    return section(OPEN_WORK, lines)
+    """A handoff's open work, newest first, each item with where it came from; past ``MAX_SHOWN``, the older counted.
+
+    The count comes first, so a context that has to leave items out keeps it (``context.fill``).
+    """
+    shown = ledger.open[:MAX_SHOWN]
+    lines = [bullet(open_line(item, session_id)) for item in shown]
+    return section(OPEN_WORK, hidden_lines(len(ledger.open) - len(shown), ledger.cut) + lines)
+
+
+def hidden_lines(older: int, cut: int) -> list[str]:
+    """What a handoff says of the open items it does not show: ``older`` listed elsewhere, ``cut`` left out."""
+    lines = []
+    if older:
+        lines.append(
+            bullet(
+                f"{older} older open item{'s' if older > 1 else ''} not shown here, the newest {MAX_SHOWN} follow: "
+                "`blackboard task list` lists every one, and `blackboard task done|drop KEY` closes it"
+            )
+        )
+    if cut:
+        lines.append(
+            bullet(
+                f"{cut} older open item{'s' if cut > 1 else ''} left out, past the {MAX_BYTES >> 10} KiB of open "
+                "work a handoff carries: no handoff or `task list` names them any more"
+            )
+        )
+    return lines
 
 
 def section(title: str, lines: list[str]) -> str:

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from . import claude_tasks, handoff
 from .changes import Changes, since
 from .clock import epoch_seconds, format_utc
-from .digest import Digest, read_digest
+from .digest import MAX_NAMED_FILES, Digest, read_digest
 from .entries import Entry, read_tail_entries
 from .gitinfo import find_git
-from .handoff import MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
+from .handoff import FRONT_MATTER_BYTES, MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
 from .ledger import MAX_TEXT, Item, Ledger, board_key, clip, merge
 from .meta import Meta
 from .paths import PathResolver
@@ -57,8 +57,11 @@ def handoff_text(
     digest = session_digest(resolver, meta, settings, final) if settings.digest else Digest()
     changes = _changes(resolver, meta, settings.environ, git_by) if settings.digest and final else None
     ledger = session_ledger(resolver, meta, state, settings)
-    fields = handoff_fields(meta, len(ledger.open), len(state.done), state.note_count, ledger.claimed)
+    fields = handoff_fields(meta, 0, len(state.done), state.note_count, ledger.claimed)
     fields.update(ledger.to_fields())
+    if handoff.fit_open_work(fields):  # thousands of items: the oldest counted, not kept
+        ledger = Ledger.from_fields(fields)
+    fields["open_tasks"] = len(ledger.open) + ledger.cut
     fields.update(digest_fields(digest, changes))
     body = (
         f"# Handoff from session {session_id}\n\n"
@@ -74,16 +77,21 @@ def handoff_text(
 
 
 def bounded(fields: dict[str, object], body: str, notes: str, others: str) -> str:
-    """Front matter and body within ``MAX_HANDOFF_BYTES``: the oldest notes give way first, with a mark."""
+    """Front matter and body within ``MAX_HANDOFF_BYTES``: the oldest notes give way first, with a mark.
+
+    The open work may take the front matter past ``FRONT_MATTER_BYTES`` (``ledger.MAX_BYTES``):
+    the budget grows by as much, so the body keeps its room and a cut never falls in the front matter.
+    """
     head = dump_front_matter(fields) + "\n"
-    room = MAX_HANDOFF_BYTES - len(head.encode()) - len(body.encode()) - len(others.encode()) - 2048
+    limit = MAX_HANDOFF_BYTES + max(len(head.encode()) - FRONT_MATTER_BYTES, 0)
+    room = limit - len(head.encode()) - len(body.encode()) - len(others.encode()) - 2048
     if len(notes.encode()) > room:
         notes = (
             notes.encode()[: max(room, 0)].decode("utf-8", "ignore").rpartition("\n- ")[0] + "\n- … older notes cut\n"
         )
     text = head + redact(body + "\n" + notes + "\n" + others)
-    if len(text.encode()) > MAX_HANDOFF_BYTES:
-        text = text.encode()[:MAX_HANDOFF_BYTES].decode("utf-8", "ignore") + "\n\n[… handoff cut to size]\n"
+    if len(text.encode()) > limit:
+        text = text.encode()[:limit].decode("utf-8", "ignore") + "\n\n[… handoff cut to size]\n"
     return text
 
 
@@ -96,7 +104,8 @@ def session_digest(resolver: PathResolver, meta: Meta, settings: Settings, final
 
     Stop's draft never reads the transcript: the hooks of that very turn have just spoken.
     """
-    digest = read_digest(resolver.digest_path(meta["session_id"]))
+    session_id = meta["session_id"]
+    digest = read_digest(resolver.digest_path(session_id), resolver.digest_summary_path(session_id))
     began_before = meta.get("source") == "resume"  # its board began at a resume: the hooks missed its start
     if not final or (digest.first_prompt is not None and digest.last_message is not None and not began_before):
         return digest
@@ -105,7 +114,7 @@ def session_digest(resolver: PathResolver, meta: Meta, settings: Settings, final
         return digest
     recovered = read_transcript(str(path))
     if digest.first_prompt is None or (began_before and recovered.first_prompt is not None):
-        recovered.edits = digest.edits
+        recovered.take_edits(digest)
         if digest.last_message is not None:  # the Stop hook's word is the freshest
             recovered.last_message, recovered.message_source = digest.last_message, "hooks"
         return recovered
@@ -173,7 +182,7 @@ def every_task(resolver: PathResolver, session_id: str) -> tuple[list[Entry], bo
 
 
 def own_ledger(session_id: str, board_tasks: list[Entry], tasks: list[claude_tasks.ClaudeTask]) -> Ledger:
-    """The session's own open items and closed keys: its board's tasks, then Claude Code's."""
+    """The session's own open items, newest first (Claude Code's, then its board's), and closed keys."""
     still_open, closed_tasks = split_tasks(board_tasks)
     items = [_board_item(session_id, task) for task in still_open]
     closed = [board_key(session_id, task.fields, task.id) for task in closed_tasks]
@@ -184,7 +193,7 @@ def own_ledger(session_id: str, board_tasks: list[Entry], tasks: list[claude_tas
             items.append(Item(key, _clean(task.subject), "claimed" if by else "open", by))
         elif task.status == "completed":
             closed.append(key)
-    return Ledger(items, list(reversed(closed)))
+    return Ledger(items[::-1], closed[::-1])
 
 
 def _board_item(session_id: str, task: Entry) -> Item:
@@ -199,15 +208,19 @@ def _clean(text: str) -> str:
 
 def digest_fields(digest: Digest, changes: Changes | None) -> dict[str, object]:
     """The digest as front matter: what ``handoff --json`` gives and the next session's context reads."""
-    asked = {
+    asked: dict[str, object] = {
         "first": _cut(digest.first_prompt, MAX_PROMPT_SHOWN),
         "latest": [_cut(p, MAX_PROMPT_SHOWN) for p in digest.latest_prompts],
         "count": digest.prompt_count,
         "source": digest.source,
     }
-    changed: dict[str, object] = {"files": [{"path": p, "edits": n} for p, n in digest.edits.items()]}
+    changed: dict[str, object] = {"files": [{"path": p, "edits": n} for p, n in digest.shown_files()]}
     if digest.more_files:
         changed["more_files"] = digest.more_files
+    if digest.unnamed_edits:
+        changed["unnamed_edits"] = digest.unnamed_edits
+    if not digest.complete:  # the counts are "at least": part of the digest is not read yet
+        asked["complete"] = changed["complete"] = False
     if changes is not None:
         changed["commits"] = [{"sha": sha, "subject": inline(redact(subject), 200)} for sha, subject in changes.commits]
         changed.update(more_commits=changes.more_commits, uncommitted=changes.uncommitted, problem=changes.problem)
@@ -227,7 +240,8 @@ def asked_section(digest: Digest) -> str:
     count = digest.prompt_count
     for offset, prompt in enumerate(digest.latest_prompts):
         number = count - len(digest.latest_prompts) + offset + 1
-        lines.append(bullet(f"request {number} of {count}{where}: {_cut(prompt, MAX_PROMPT_SHOWN)}"))
+        which = f"request {number} of {count}" if digest.complete else f"a latest request (at least {count} in all)"
+        lines.append(bullet(f"{which}{where}: {_cut(prompt, MAX_PROMPT_SHOWN)}"))
     return section(ASKED, lines)
 
 
@@ -240,10 +254,14 @@ def stopped_section(digest: Digest) -> str:
 def changed_section(digest: Digest, changes: Changes | None) -> str:
     lines = [
         bullet(f"`{inline(path, 200)}`: {n} edit{'s' if n > 1 else ''} (edit tools)")
-        for path, n in digest.edits.items()
+        for path, n in digest.shown_files()
     ]
     if digest.more_files:
         lines.append(bullet(f"… and {digest.more_files} more files, each edited less"))
+    if digest.unnamed_edits:
+        lines.append(bullet(f"… and {digest.unnamed_edits} edits to files past the first {MAX_NAMED_FILES} named"))
+    if not digest.complete:
+        lines.append(bullet("counted from part of the session's digest, the rest not read yet: at least these"))
     if changes is None:
         lines.append(bullet("commits and uncommitted files: counted when the session ends"))
         return section(CHANGED, lines)

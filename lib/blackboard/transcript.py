@@ -32,7 +32,16 @@ def read_transcript(path: str) -> Digest:
         return Digest(source="transcript")
     head_lines = head.decode("utf-8", "replace").split("\n")
     lines = head_lines[:-1] + tail.split("\n") if cut else tail.split("\n")
-    return summarize(lines)
+    found = summarize(lines)
+    found.complete = not cut or _size(path) <= HEAD_BYTES + TAIL_BYTES  # else its middle was not read: "at least"
+    return found
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return HEAD_BYTES + TAIL_BYTES + 1
 
 
 def summarize(lines: list[str]) -> Digest:

@@ -10,7 +10,7 @@ import pytest
 
 from blackboard import board
 from blackboard.paths import PathResolver
-from helpers import FIXTURES, REPO, end_payload, start_payload
+from helpers import FIXTURES, REPO, end_payload, start_payload, write_turns
 
 
 def _recorded(name: str, project: Path, session_id: str) -> dict:
@@ -299,3 +299,73 @@ def test_recovery_at_session_start_has_one_deadline_for_every_session_it_recover
     assert len(left) < 10  # some were recovered within the second; the rest wait for the next start
     assert run_hook("SessionStart", start_payload("after", project)).returncode == 0
     assert not [p.name for p in active.iterdir() if p.name.startswith("killed")]
+
+
+def _fields(root: Path, session_id: str) -> dict:
+    from blackboard.handoff import split_front_matter
+
+    return split_front_matter(_handoff(root, session_id))[0]
+
+
+def test_a_long_sessions_handoff_counts_every_request_and_every_file(run_hook, project: Path, root: Path) -> None:
+    """Issue 32, point 12: after 150 turns the digest outgrew its 512 KiB tail: "request 98 of 98" when 150 were
+    made, 50 files and "46 more" while 54 others vanished."""
+    run_hook("SessionStart", start_payload("s1", project))
+    digest_file = _board(root, "s1") / "_digest.jsonl"
+    write_turns(digest_file, 1, 100)  # what 100 turns of the hooks write
+    stop = {**_recorded("10-Stop.json", project, "s1"), "last_assistant_message": "answer 100, said at Stop"}
+    assert run_hook("Stop", stop).returncode == 0  # counts those, once
+    write_turns(digest_file, 101, 150)
+    assert digest_file.stat().st_size > 512 * 1024
+
+    ended = run_hook("SessionEnd", end_payload("s1", project))
+
+    assert ended.returncode == 0 and ended.stderr == b""
+    text = _handoff(root, "s1")
+    assert "request 150 of 150" in text and "first request: request 1 " in text
+    changed = text.split("## What changed")[1].split("\n## ")[0]
+    assert changed.count("`src/file_") == 50 and "… and 100 more files, each edited less" in changed
+    fields = _fields(root, "s1")
+    assert fields["asked"]["count"] == 150 and "complete" not in fields["asked"]
+    assert len(fields["changed"]["files"]) + fields["changed"]["more_files"] == 150
+
+
+@pytest.mark.parametrize(
+    ("change", "turns"),
+    [
+        pytest.param(lambda digest, summary: summary.write_text('{"version": 1, "of'), 150, id="summary-torn"),
+        pytest.param(lambda digest, summary: summary.write_bytes(b"\xff" * 100), 150, id="summary-not-json"),
+        pytest.param(lambda digest, summary: summary.unlink(), 150, id="summary-gone"),
+        pytest.param(lambda digest, summary: _keep_turns(digest, 40), 40, id="digest-cut-to-40-turns"),
+        pytest.param(lambda digest, summary: _replace_with_turns(digest, 120), 120, id="digest-replaced"),
+    ],
+)
+def test_a_summary_or_digest_changed_between_stop_and_end_is_counted_again(
+    run_hook, project: Path, root: Path, change, turns: int
+) -> None:
+    run_hook("SessionStart", start_payload("s1", project))
+    digest_file = _board(root, "s1") / "_digest.jsonl"
+    summary = _board(root, "s1") / "_digest-summary.json"
+    write_turns(digest_file, 1, 150)
+    assert run_hook("Stop", _recorded("10-Stop.json", project, "s1")).returncode == 0
+    assert summary.is_file()
+    change(digest_file, summary)
+
+    ended = run_hook("SessionEnd", end_payload("s1", project))
+
+    assert ended.returncode == 0 and ended.stderr == b""
+    assert not (root / "logs" / "hooks.log").exists()
+    fields = _fields(root, "s1")
+    assert fields["asked"]["count"] == turns and fields["asked"]["first"].startswith("request 1 ")
+    assert len(fields["changed"]["files"]) + fields["changed"].get("more_files", 0) == turns
+
+
+def _keep_turns(digest_file: Path, turns: int) -> None:
+    lines = digest_file.read_text().split("\n")
+    digest_file.write_text("\n".join(lines[: 3 * turns]) + "\n")
+
+
+def _replace_with_turns(digest_file: Path, turns: int) -> None:
+    replaced = digest_file.with_name("replaced.jsonl")
+    write_turns(replaced, 1, turns, prompt_chars=1000)
+    os.replace(replaced, digest_file)

@@ -200,3 +200,40 @@ def test_a_recovery_from_another_claude_config_folder_keeps_the_dead_sessions_op
     other = {"CLAUDE_CONFIG_DIR": str(isolated_home / "config-b")}
     assert run_hook("SessionStart", start_payload("b", project), env=other).returncode == 0  # recovers a
     assert _open_keys(root) == ["a/cc1"]
+
+
+def test_past_a_hundred_open_items_none_is_lost_and_the_oldest_are_the_ones_hidden(
+    lifecycle, bb, resolver, root: Path
+) -> None:
+    """Issue 32, point 9: with 150 tasks the newest 50 were cut yet called older, could not be closed by key, and
+    every task a later session added pushed one more carried item out, silently."""
+    from blackboard.board import Board
+
+    start, end = lifecycle
+    start("a")
+    tasks = Board(resolver, "a")  # what 150 `task add` commands write
+    for n in range(1, 151):
+        tasks.add_task(f"task number {n}", "main")
+    end("a")
+
+    told = start("b")
+
+    section = open_work_section(told)
+    assert "50 older open items not shown here" in section
+    assert "task number 150 " in section and "task number 51 " in section and "task number 50 " not in section
+    assert len(told) <= 8000  # BLACKBOARD_CONTEXT_CHARS' default
+    listed = json.loads(bb("b", "task", "list", "--json"))["carried"]
+    assert [item["key"] for item in listed] == [f"a/t{n}" for n in range(1, 151)]  # every one, oldest first
+    bb("b", "task", "done", "a/t1")  # one of the hidden ones, closed by its key
+    for text in ("new x", "new y", "new z"):
+        bb("b", "task", "add", text)
+    end("b")
+
+    told = start("c")
+
+    fields = _ledger(root)
+    keys = [item["key"] for item in fields["open_work"]]
+    assert keys == ["b/t4", "b/t3", "b/t2"] + [f"a/t{n}" for n in range(150, 1, -1)]  # newest first, none pushed out
+    assert fields["open_tasks"] == 152 and "open_work_cut" not in fields
+    assert "52 older open items not shown here" in open_work_section(told)
+    assert '"task number 1"' not in json.dumps(fields["open_work"])  # closed

@@ -396,6 +396,20 @@ def test_carried_work_is_listed_taken_up_once_and_closed(bb, resolver: PathResol
     assert listed["carried"] == [] and [t["status"] for t in listed["tasks"]] == ["done"]
 
 
+def test_task_list_reports_open_work_no_handoff_could_carry(bb, resolver: PathResolver) -> None:
+    from blackboard import handoff
+
+    fields = {"session_id": "earlier", "ended": "2026-11-22T10:00:00Z", "status": "ended", "open_work_cut": 7}
+    fields["open_work"] = [{"key": "earlier/t9", "text": "kept", "status": "open"}]
+    handoff.publish_latest(resolver, handoff.dump_front_matter(fields) + "\n# Handoff from session earlier\n")
+
+    listed = json.loads(ok(bb("task", "list", "--json")))
+
+    assert listed["carried_left_out"] == 7 and [i["key"] for i in listed["carried"]] == ["earlier/t9"]
+    assert "… and 7 older open items no handoff could carry" in ok(bb("task", "list"))
+    assert "7 older open items left out" in handoff.read_handoff(resolver.latest_handoff_path())[1]
+
+
 def test_handoff_json_carries_the_digest_and_the_ledger(bb, resolver: PathResolver) -> None:
     ok(bb("task", "add", "ship it"))
     session.end(resolver, "s1", "other", settings_now())

@@ -354,7 +354,8 @@ def test_a_resumed_sessions_own_word_reaches_the_latest_handoff(resolver: PathRe
 
 
 def test_a_handoff_at_its_largest_keeps_its_front_matter_whole(resolver: PathResolver) -> None:
-    """Wide characters in a hundred open items, five hundred closings, fifty long paths: the cut falls in the body."""
+    """Wide characters in a hundred open items, five hundred closings, fifty long paths: the cut falls in the body,
+    and every open item is kept whole (issue 32, point 9): the open work has room of its own."""
     from blackboard.summary import bounded
 
     open_work = [{"key": f"s{i}/t{i}", "text": "修复转义字符的处理" * 22, "status": "open"} for i in range(100)]
@@ -364,10 +365,29 @@ def test_a_handoff_at_its_largest_keeps_its_front_matter_whole(resolver: PathRes
 
     text = bounded(fields, "# Handoff from session s1\n\n" + "body line\n" * 20_000, "", "")
 
-    assert len(text.encode()) <= handoff.MAX_HANDOFF_BYTES + 64
+    open_work_line = next(line for line in text.split("\n") if line.startswith("open_work: "))
+    assert len(text.encode()) - len(open_work_line.encode()) <= handoff.MAX_HANDOFF_BYTES + 64
     parsed, body = handoff.split_front_matter(text, yaml_allowed=False)
-    assert len(parsed["open_work"]) >= 20 and parsed["open_work"][0]["text"].startswith("修复")
+    assert parsed["open_work"] == open_work
     assert parsed["session_id"] == "s1" and body.startswith("\n# Handoff from session s1")
+
+
+def test_open_work_past_its_room_keeps_the_newest_and_counts_the_oldest_it_leaves_out() -> None:
+    """Past ``ledger.MAX_BYTES`` (thousands of items), texts are shortened first, then the oldest give way, counted."""
+    from blackboard import ledger
+
+    items = [{"key": f"{'s' * 36}/t{i}", "text": f"item {i} " + "x" * 190, "status": "open"} for i in range(12_000)]
+    fields: dict = {"open_work": items, "open_work_cut": 5}
+
+    assert handoff.fit_open_work(fields)
+
+    kept = fields["open_work"]
+    assert 5000 < len(kept) < 12_000 and [i["key"] for i in kept] == [i["key"] for i in items[: len(kept)]]
+    assert all(len(i["text"]) <= handoff.SHORT_TEXT for i in kept) and kept[0]["text"].startswith("item 0 ")
+    assert fields["open_work_cut"] == 5 + 12_000 - len(kept)
+    line = handoff.dump_front_matter(fields).split("\n")[1]
+    assert len(line.encode()) <= ledger.MAX_BYTES + len("open_work: ")
+    assert not handoff.fit_open_work({"open_work": items[:1000]})  # a thousand items fit as they are
 
 
 @pytest.mark.parametrize(
@@ -406,3 +426,19 @@ def test_a_forged_generation_and_an_end_ahead_do_not_pin_the_latest(resolver: Pa
 
     latest = handoff.read_handoff(resolver.latest_handoff_path())
     assert latest is not None and latest[0]["session_id"] == "later-here"
+
+
+def test_counts_from_part_of_a_digest_are_said_to_be_at_least() -> None:
+    from blackboard.digest import Digest
+
+    found = Digest("first", ["latest"], 600, "done", {"a.py": 1})
+    found.complete = False
+
+    assert "a latest request (at least 600 in all): latest" in summary.asked_section(found)
+    assert "request 600 of 600" not in summary.asked_section(found)
+    assert "at least these" in summary.changed_section(found, None)
+    fields = summary.digest_fields(found, None)
+    assert fields["asked"]["complete"] is False and fields["changed"]["complete"] is False
+    found.complete = True
+    assert "request 600 of 600: latest" in summary.asked_section(found)
+    assert "complete" not in summary.digest_fields(found, None)["asked"]

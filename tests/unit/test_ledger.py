@@ -102,10 +102,18 @@ def test_merging_two_parallel_handoffs_keeps_both_sides_open_work_and_every_clos
     assert _keys(merge(older, newer)) == [f"{A}/t2", f"{A}/t3", f"{B}/t1"]  # the same set either way
 
 
-def test_the_ledger_is_bounded_and_says_how_much_it_left_out() -> None:
-    many = Ledger([Item(f"{A}/t{i}", f"task {i}") for i in range(ledger.MAX_OPEN + 7)], [])
-    merged = merge(Ledger([], []), many)
-    assert len(merged.open) == ledger.MAX_OPEN and merged.cut == 7
+def test_merging_keeps_every_open_item_however_many() -> None:
+    """Issue 32, point 9: past 100 items the newest were cut, and each later task pushed a carried one out."""
+    carried = Ledger([Item(f"{A}/t{i}", f"task {i}") for i in range(150, 0, -1)], [])  # newest first
+    merged = merge(Ledger([Item(f"{B}/t{i}", f"new {i}") for i in (3, 2, 1)], [], speaks_for=B), carried)
+    assert _keys(merged) == [f"{B}/t3", f"{B}/t2", f"{B}/t1"] + [f"{A}/t{i}" for i in range(150, 0, -1)]
+    assert merged.cut == 0
+
+
+def test_what_a_handoff_left_out_is_counted_once() -> None:
+    book = Ledger([Item(f"{A}/t1", "kept")], [], cut=7)
+    merged = merge(Ledger([], [], cut=7), book)  # a session's handoff, built over the latest, published on it
+    assert merged.cut == 7
     assert merge(Ledger([], []), merged).cut == 7  # merging again counts nothing twice
     assert Ledger.from_fields(merged.to_fields()).cut == 7
 
@@ -136,7 +144,7 @@ def test_a_hostile_cut_count_is_bounded() -> None:
     huge = int("9" * 4300)
     book = Ledger.from_fields({"open_work_cut": huge, "open_work": []})
     assert book.cut == ledger.MAX_CUT
-    merged = merge(Ledger([Item(f"{A}/t{i}", "x") for i in range(ledger.MAX_OPEN + 1)], []), book)
+    merged = merge(Ledger([Item(f"{A}/t{i}", "x") for i in range(3)], [], cut=5), book)
     assert merged.cut == ledger.MAX_CUT
 
 

@@ -188,6 +188,7 @@ def test_a_fifty_megabyte_transcript_is_read_bounded(transcript_file: Path) -> N
     found = transcript.read_transcript(str(transcript_file))
     assert time.monotonic() - began < 5
     assert (found.first_prompt, found.last_message, found.prompt_count) == (PROMPT, LAST_MESSAGE, 1)
+    assert not found.complete  # its middle was not read: a count of requests "at least"
 
 
 def test_a_record_where_head_and_tail_meet_counts_once(transcript_file: Path) -> None:
@@ -199,6 +200,7 @@ def test_a_record_where_head_and_tail_meet_counts_once(transcript_file: Path) ->
     assert 0 < tail_starts < second_at < transcript.HEAD_BYTES  # the second request is in both head and tail
     found = transcript.read_transcript(str(transcript_file))
     assert (found.first_prompt, found.latest_prompts, found.prompt_count) == (PROMPT, ["a second request"], 2)
+    assert found.complete  # head and tail met: nothing was left unread
 
 
 def test_the_latest_prompts_are_the_last_typed(transcript_file: Path) -> None:

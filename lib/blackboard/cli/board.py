@@ -77,23 +77,28 @@ def task_drop(task_id: str, reason: str) -> None:
 @click.option("--all", "show_all", is_flag=True, help="Include done and dropped tasks.")
 @GLOBAL
 def task_list(show_all: bool) -> None:
-    """List open and claimed tasks (all with --all), the other live sessions' open tasks by key, then open work
-    carried from earlier sessions. A claim shows who holds it, in which session, since when."""
+    """List open and claimed tasks (all with --all), the other live sessions' open tasks by key, then every piece
+    of open work carried from earlier sessions, oldest first. A claim shows who holds it, in which session, since
+    when."""
     board = current_board()
     tasks, problems = board.entries("tasks")
     shown = [t for t in tasks if show_all or t.fields.get("status") not in CLOSED_STATUSES]
     live = board.live_tasks()
-    carried = board.carried()
+    latest = board.latest_ledger()
+    carried = board.carried(latest)[::-1]  # the ledger is newest first; a list reads oldest first, as the board
     held = {claim.key: claim for claim in claims.held(board.resolver) if board._is_live(claim.session_id)}
     lines = [_task_line(t, board.session_id) for t in shown]
     lines += [_live_line(key, session_id, task) for key, session_id, task in live]
     lines += [_carried_line(item, held.get(item.key)) for item in carried]
-    data = {
+    data: dict[str, object] = {
         "session_id": board.session_id,
         "tasks": [entry_json(t) for t in shown],
         "live": [{"key": key, "session_id": session_id, **entry_json(task)} for key, session_id, task in live],
         "carried": [_carried_json(i, held.get(i.key)) for i in carried],
     }
+    if latest.cut:
+        data["carried_left_out"] = latest.cut
+        lines.append(f"… and {latest.cut} older open items no handoff could carry (past its open work's size)")
     emit(data, "\n".join(lines) or "(no tasks)")
     warn(problems, "active-tasks.md")
 
