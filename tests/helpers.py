@@ -199,9 +199,10 @@ def settings_now(**overrides: str) -> Settings:
 
 
 def wait_until_reading_a_pipe(pid: int, timeout: float = 60) -> None:
-    """Wait until process ``pid``, or a process it started, blocks reading a pipe (its stdin).
+    """Wait until process ``pid``, or a Python it started, blocks reading a pipe (its stdin).
 
-    A fixed sleep is not enough on a loaded machine: the interpreter may still be starting.
+    A fixed sleep is not enough on a loaded machine: the interpreter may still be starting,
+    and the launcher's shell reads pipes of its own first (a command substitution).
     Linux tells through ``/proc/{pid}/wchan``; elsewhere this waits two seconds.
     """
     import time
@@ -211,7 +212,9 @@ def wait_until_reading_a_pipe(pid: int, timeout: float = 60) -> None:
         return
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if any("pipe_read" in _proc_text(p, "wchan") for p in _process_tree(pid)):
+        tree = _process_tree(pid)
+        pythons = [p for p in tree if "python" in _proc_text(p, "cmdline")]
+        if any("pipe_read" in _proc_text(p, "wchan") for p in pythons):
             return
         time.sleep(0.01)
     raise AssertionError(f"process {pid} never waited on its stdin")

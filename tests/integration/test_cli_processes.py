@@ -116,7 +116,7 @@ def test_ctrl_c_exits_130_without_a_traceback(env: dict, project: Path) -> None:
     wait_until_reading_a_pipe(proc.pid)  # past the interpreter's start and click's import
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal sends to the foreground process group
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     assert "Traceback" not in err
 
 
