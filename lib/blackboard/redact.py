@@ -41,8 +41,8 @@ TOKENS = [
     # Vendor tokens, as gitleaks' rules describe them.
     ("sk-ant-", r"\bsk-ant-[A-Za-z0-9_-]{16,}"),  # Anthropic
     # OpenAI and the keys shaped like it: a slug such as a branch `sk-learn-upgrade` is short,
-    # or has no digit or capital; a key is long, or has them.
-    ("sk-", r"\bsk-(?:[A-Za-z0-9_-]{40,}|(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,})"),
+    # or has no digit or capital; a key is long, or has them, or is 32 hex digits (DeepSeek).
+    ("sk-", r"\bsk-(?:[A-Za-z0-9_-]{40,}|[a-f0-9]{32}(?![\w-])|(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,})"),
     ("gh", r"gh[pousr]_[A-Za-z0-9]{30,}"),  # GitHub personal, OAuth, app and refresh tokens
     ("github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{40,}"),  # GitHub fine-grained token
     ("gl", r"gl(?:pat|rt|dt|ft|cbt|ptt|soat|oas|agent|imt|ffct)-[A-Za-z0-9_.-]{20,}"),  # GitLab tokens
@@ -53,7 +53,7 @@ TOKENS = [
     ("asia", r"\bASIA[A-Z0-9]{16}\b"),  # AWS temporary access key
     # Slack: digits first, unlike a name `xoxb-slack-bot`
     ("xox", r"\bxox[abposr]-(?:\d-)?[0-9]{6,}-[A-Za-z0-9-]{10,}"),
-    ("xoxe", r"\bxoxe(?:\.xox[bp])?-\d-[A-Za-z0-9]{100,}"),  # Slack configuration tokens
+    ("xoxe", r"\bxoxe(?:\.xox[bp])?-\d-[A-Za-z0-9]{40,}"),  # Slack configuration and rotating refresh tokens
     ("xapp-", r"\bxapp-[0-9]-[A-Za-z0-9-]{10,}"),  # Slack app-level token
     ("hooks.slack.com", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"),
     ("discord", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}"),
@@ -74,16 +74,18 @@ TOKENS = [
     ("hv", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}"),  # HashiCorp Vault service, batch and recovery tokens
     ("atlasv1", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}"),  # Terraform Cloud
     ("dapi", r"\bdapi[a-f0-9]{32}(?:-\d)?"),  # Databricks
-    ("dp.", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),  # Doppler
+    # Doppler: CLI, personal, service (which may name its config: dp.st.prd.KEY), service account, SCIM, audit
+    ("dp.", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.(?:[A-Za-z0-9_-]{1,64}\.)?[A-Za-z0-9]{40,}"),
     ("shp", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),  # Shopify
     ("lin_api_", r"\blin_api_[A-Za-z0-9]{40}"),  # Linear
-    ("age-secret-key-1", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}"),  # age identity
+    ("age-secret-key-1", r"\b(?i:AGE-SECRET-KEY-1)[0-9A-Za-z]{58}"),  # age identity (Bech32: either case)
     ("pmak-", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}"),  # Postman
     ("glsa_", r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),  # Grafana service account
     ("glc_", r"\bglc_[A-Za-z0-9+/]{32,}={0,3}"),  # Grafana Cloud
     ("pscale_", r"\bpscale_(?:tkn|oauth|pw)_[A-Za-z0-9_.=-]{32,}"),  # PlanetScale
     ("nr", r"NR(?:AK|II|JS)-[A-Za-z0-9-]{19,}"),  # New Relic user, insert and browser keys
     ("atatt3", r"\bATATT3[A-Za-z0-9_=-]{150,}"),  # Atlassian API token
+    ("atbb", r"\bATBB[A-Za-z0-9]{28,}"),  # Bitbucket app password
     ("akcp", r"\bAKCp[A-Za-z0-9]{69}"),  # JFrog Artifactory
     ("ops_eyj", r"\bops_eyJ[A-Za-z0-9+/]{100,}={0,3}"),  # 1Password service account
     # 1Password account secret key
@@ -114,10 +116,26 @@ TOKENS = [
     ("clojars_", r"\bCLOJARS_[a-z0-9]{60}"),  # Clojars
     ("q~", r"(?<![\w~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"),  # Azure AD client secret
     ("sk.eyj", r"\bsk\.eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,}"),  # Mapbox secret token
-    (":aa", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),  # Telegram bot
+    (":aa", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}(?![\w-])"),  # Telegram bot
     ("key-", r"\bkey-[a-f0-9]{32}\b"),  # Mailgun
-    ("sl.", r"\bsl\.[A-Za-z0-9_.-]{130,}"),  # Dropbox short-lived token
+    ("sl.", r"\bsl\.[A-Za-z0-9_.=-]{130,}"),  # Dropbox short-lived token
     ("a" * 22, r"\bA{22}[A-Za-z0-9%]{80,}"),  # Twitter (X) bearer token
+    # Discord bot token: the bot's id in base64 (its digits make every fourth character M, N or O), a
+    # timestamp, an HMAC.
+    (
+        ".",
+        r"(?<![\w-])(?:[MNO][A-Za-z0-9_-]{3}){5}[MNO][A-Za-z0-9_-]{2,6}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![\w-])",
+    ),
+    ("-us", r"\b[0-9a-f]{32}-us\d{1,2}\b"),  # Mailchimp (the data centre ends it)
+    (":apa91b", r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}"),  # Firebase Cloud Messaging legacy server key
+    ("pat", r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"),  # Airtable personal access token
+    ("figd_", r"\bfigd_[A-Za-z0-9_-]{32,}"),  # Figma personal access token
+    ("nfp_", r"\bnfp_[A-Za-z0-9]{30,}"),  # Netlify personal access token
+    ("secret_", r"\bsecret_[A-Za-z0-9]{43}(?![\w-])"),  # Notion integration token (before ntn_)
+    ("s.", r"(?<![\w./-])s\.[A-Za-z0-9]{24}(?![\w.-])"),  # HashiCorp Vault service token before 1.10
+    ("rnd_", r"\brnd_[A-Za-z0-9]{32,}"),  # Render API key
+    ("fw_", r"\bfw_[A-Za-z0-9]{20,}"),  # Fireworks AI API key
+    ("oauth:", r"\boauth:[a-z0-9]{30}\b"),  # Twitch chat (IRC) password
 ]
 
 # A name whose last word says it holds a secret: password, DB_PASS, Pwd, client_secret, GITHUB_TOKEN,
