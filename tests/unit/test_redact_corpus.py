@@ -8,6 +8,7 @@ pattern repeated to a real key's length, plainly not a key.
 """
 
 import base64
+import itertools
 import random
 import re
 import string
@@ -1946,3 +1947,63 @@ def test_redaction_time_grows_linearly_with_adversarial_input(make: Callable[[in
     redact(large)
     large_took = time.monotonic() - started
     assert large_took < 32 * 4 * max(small_took, 0.002) + 0.5, (small_took, large_took)
+
+
+# Issue 32, point 4, what is left: redaction is linear in its input, for every pattern of redact.py, those
+# added later too. Each gets text made to work it hardest, what it looks for started again and again and
+# never completed, and its markers are not consulted: the pattern runs on all of it.
+MEBIBYTE_CEILING = 4.0  # seconds for a mebibyte of a pattern's worst text, on a loaded shared machine
+SLACK = 4  # a mebibyte may cost 4 times 32 times what 32 KiB costs (caches, load); a quadratic costs 32 times
+
+
+def _stalling_texts(marker: str, pattern: str) -> list:
+    """What could make ``pattern`` start many matches and finish none, as (head, unit): the text is ``head``
+    then ``unit`` repeated.
+
+    Repeated: the marker alone and before a blank (`sk-sk-`); the beginnings of the pattern's corpus
+    matches, cut after each of their first 15 characters and at each quarter (`-ua-ua`, `htpasswd -b f `);
+    the words the pattern spells, alone and in pairs (`default port default port`). Once, then a run of
+    the character that came next, with no end (`htpasswd -bbbb…`).
+    """
+    texts = [("", marker), ("", marker + " ")]
+    for matched in [m.group(0) for sample in SAMPLES for m in re.finditer(pattern, sample)][:2]:
+        cuts = set(range(1, min(len(matched), 16))) | {len(matched) * quarter // 4 for quarter in (1, 2, 3)}
+        texts += [("", matched[:cut]) for cut in sorted(cuts)] + [("", matched[:-1])]
+        texts += [(matched[:cut], matched[cut]) for cut in sorted(cuts) if cut < len(matched)]
+    words = list(dict.fromkeys(word.lower() for word in re.findall(r"(?<![\\<])[A-Za-z_]{3,}", pattern)))[:8]
+    texts += [("", f"{word} ") for word in words] + [("", f"{a} {b} ") for a, b in itertools.permutations(words, 2)]
+    return [text for text in dict.fromkeys(texts) if text[1]]
+
+
+def _made(text: tuple, size: int) -> str:
+    head, unit = text
+    return head + (unit * ((size - len(head)) // len(unit) + 1))[: size - len(head)]
+
+
+def _seconds(compiled: "re.Pattern[str]", text: str, runs: int = 1) -> float:
+    """The fastest of ``runs`` substitutions: on a shared machine, the others measure its load too."""
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        compiled.sub(redaction._keep_all_but_the_secret, text)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize(
+    ("name", "marker", "pattern"), ALL_PATTERNS, ids=[f"{n}-{i}-{m}" for i, (n, m, _) in enumerate(ALL_PATTERNS)]
+)
+def test_every_pattern_takes_time_linear_in_its_input(name: str, marker: str, pattern: str) -> None:
+    compiled = re.compile(pattern)
+    worst = max(_stalling_texts(marker, pattern), key=lambda text: _seconds(compiled, _made(text, 2 << 10)))
+    small = _seconds(compiled, _made(worst, 32 << 10))
+    # a quadratic pattern would take minutes on the mebibyte: fail on what 32 KiB says already
+    assert small <= MEBIBYTE_CEILING / 32, f"{name} {pattern[:60]}: 32 KiB of {_made(worst, 40)!r} took {small:.2f} s"
+    small = min(small, _seconds(compiled, _made(worst, 32 << 10), runs=2))
+    bound = min(32 * SLACK * small + 0.1, MEBIBYTE_CEILING)
+    large = _seconds(compiled, _made(worst, 1 << 20))
+    if large > bound:  # a shared machine pauses a process now and then: measure once more before failing
+        large = min(large, _seconds(compiled, _made(worst, 1 << 20)))
+    assert large <= bound, (
+        f"{name} {pattern[:60]}: {_made(worst, 40)!r} took {small:.4f} s for 32 KiB, {large:.2f} s for 1 MiB"
+    )
