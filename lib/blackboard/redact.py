@@ -121,10 +121,12 @@ TOKENS = [
     ("sl.", r"\bsl\.[A-Za-z0-9_.=-]{130,}"),  # Dropbox short-lived token
     ("a" * 22, r"\bA{22}[A-Za-z0-9%]{80,}"),  # Twitter (X) bearer token
     # Discord bot token: the bot's id in base64 (its digits make every fourth character M, N or O), a
-    # timestamp, an HMAC.
+    # timestamp, an HMAC. Its marker is in most text: it starts with a character set, which is searched
+    # for fast, and looks behind it after.
     (
         ".",
-        r"(?<![\w-])(?:[MNO][A-Za-z0-9_-]{3}){5}[MNO][A-Za-z0-9_-]{2,6}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![\w-])",
+        r"[MNO](?<![\w-].)[A-Za-z0-9_-]{3}(?:[MNO][A-Za-z0-9_-]{3}){4}[MNO][A-Za-z0-9_-]{2,6}"
+        r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![\w-])",
     ),
     ("-us", r"\b[0-9a-f]{32}-us\d{1,2}\b"),  # Mailchimp (the data centre ends it)
     (":apa91b", r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}"),  # Firebase Cloud Messaging legacy server key
@@ -193,8 +195,23 @@ SECRET = NOT_A_VALUE + r"(?P<s>" + QUOTED + "|" + VALUE_CHAR + "{3,})"
 # up to the line's end or a comment; three characters at least, "my long pass phrase" too.
 WORD = VALUE_CHAR + "+"
 MORE_WORDS = r"(?:[ \t]+(?!#)" + WORD + ")"
-SECRET_PHRASE = (
-    NOT_A_PHRASE + r"(?P<s>" + QUOTED + "|" + VALUE_CHAR + "{3,}" + MORE_WORDS + "*|" + WORD + MORE_WORDS + "+)"
+WORDS = "(?:" + VALUE_CHAR + "{3,}" + MORE_WORDS + "*|" + WORD + MORE_WORDS + "+)"
+# An assignment: INI, TOML, properties and code put blanks around `=` (group `blank`), and the value
+# may be words; .env, shell, connection strings and --flag=value put none, and a value is one word;
+# `:=`, `=>` and `==` take one word too. One pattern, so that a name is looked for once.
+ASSIGNMENT = (
+    r"[\"']?" + KEY + r"[\"']?(?:(?P<blank>[ \t]+=[ \t]*|=[ \t]+)(?![=>])|[ \t]*(?:=>|:=|[!=]?==?)[ \t]*)"
+    r"(?(blank)"
+    + NOT_A_PHRASE
+    + "|"
+    + NOT_A_VALUE
+    + r")(?P<s>"
+    + QUOTED
+    + r"|(?(blank)"
+    + WORDS
+    + "|"
+    + VALUE_CHAR
+    + "{3,}))"
 )
 # In YAML a plain value runs to the line's end: "passphrase: correct horse battery staple".
 SECRET_TO_LINE_END = NOT_A_PHRASE + r"(?P<s>" + QUOTED + "|" + VALUE_CHAR + r"[^\r\n\"'`,;<>(){}\[\]]{2,})"
@@ -342,10 +359,8 @@ VALUES = [
 SECRET_WORDS = ("pass", "pwd", "secret", "token", "credential", "key", "auth", "cookie")
 # (marker, pattern): each has a group ``s``, the secret; the rest of the match stays.
 NAMED_VALUES = [
-    # Assignments: INI, TOML, properties and code put blanks around `=` and a value may be words; .env,
-    # shell, connection strings and --flag=value put none, and a value is one word.
-    ("=", r"[\"']?" + KEY + r"[\"']?(?:[ \t]+=[ \t]*|=[ \t]+)(?![=>])" + SECRET_PHRASE),
-    ("=", r"[\"']?" + KEY + r"[\"']?[ \t]*(?:=>|:=|[!=]?==?)[ \t]*" + SECRET),
+    # Assignments: .env, shell, INI, TOML, properties, connection strings, code, --flag=value.
+    ("=", ASSIGNMENT),
     ("=", r"(?<![\w.-])_auth[ \t]*=[ \t]*(?P<s>[^\s\"']+)"),  # .npmrc
     ("define", r"define\([ \t]*[\"']" + SECRET_NAME + r"[\"'][ \t]*,[ \t]*" + SECRET),  # PHP
     # YAML, at a line's start: the rest of the line.
