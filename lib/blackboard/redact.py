@@ -41,8 +41,8 @@ TOKENS = [
     # Vendor tokens, as gitleaks' rules describe them.
     ("sk-ant-", r"\bsk-ant-[A-Za-z0-9_-]{16,}"),  # Anthropic
     # OpenAI and the keys shaped like it: a slug such as a branch `sk-learn-upgrade` is short,
-    # or has no digit or capital; a key is long, or has them.
-    ("sk-", r"\bsk-(?:[A-Za-z0-9_-]{40,}|(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,})"),
+    # or has no digit or capital; a key is long, or has them, or is 32 hex digits (DeepSeek).
+    ("sk-", r"\bsk-(?:[A-Za-z0-9_-]{40,}|[a-f0-9]{32}(?![\w-])|(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,})"),
     ("gh", r"gh[pousr]_[A-Za-z0-9]{30,}"),  # GitHub personal, OAuth, app and refresh tokens
     ("github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{40,}"),  # GitHub fine-grained token
     ("gl", r"gl(?:pat|rt|dt|ft|cbt|ptt|soat|oas|agent|imt|ffct)-[A-Za-z0-9_.-]{20,}"),  # GitLab tokens
@@ -53,7 +53,7 @@ TOKENS = [
     ("asia", r"\bASIA[A-Z0-9]{16}\b"),  # AWS temporary access key
     # Slack: digits first, unlike a name `xoxb-slack-bot`
     ("xox", r"\bxox[abposr]-(?:\d-)?[0-9]{6,}-[A-Za-z0-9-]{10,}"),
-    ("xoxe", r"\bxoxe(?:\.xox[bp])?-\d-[A-Za-z0-9]{100,}"),  # Slack configuration tokens
+    ("xoxe", r"\bxoxe(?:\.xox[bp])?-\d-[A-Za-z0-9]{40,}"),  # Slack configuration and rotating refresh tokens
     ("xapp-", r"\bxapp-[0-9]-[A-Za-z0-9-]{10,}"),  # Slack app-level token
     ("hooks.slack.com", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"),
     ("discord", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}"),
@@ -74,16 +74,18 @@ TOKENS = [
     ("hv", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}"),  # HashiCorp Vault service, batch and recovery tokens
     ("atlasv1", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}"),  # Terraform Cloud
     ("dapi", r"\bdapi[a-f0-9]{32}(?:-\d)?"),  # Databricks
-    ("dp.", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),  # Doppler
+    # Doppler: CLI, personal, service (which may name its config: dp.st.prd.KEY), service account, SCIM, audit
+    ("dp.", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.(?:[A-Za-z0-9_-]{1,64}\.)?[A-Za-z0-9]{40,}"),
     ("shp", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),  # Shopify
     ("lin_api_", r"\blin_api_[A-Za-z0-9]{40}"),  # Linear
-    ("age-secret-key-1", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}"),  # age identity
+    ("age-secret-key-1", r"\b(?i:AGE-SECRET-KEY-1)[0-9A-Za-z]{58}"),  # age identity (Bech32: either case)
     ("pmak-", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}"),  # Postman
     ("glsa_", r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),  # Grafana service account
     ("glc_", r"\bglc_[A-Za-z0-9+/]{32,}={0,3}"),  # Grafana Cloud
     ("pscale_", r"\bpscale_(?:tkn|oauth|pw)_[A-Za-z0-9_.=-]{32,}"),  # PlanetScale
     ("nr", r"NR(?:AK|II|JS)-[A-Za-z0-9-]{19,}"),  # New Relic user, insert and browser keys
     ("atatt3", r"\bATATT3[A-Za-z0-9_=-]{150,}"),  # Atlassian API token
+    ("atbb", r"\bATBB[A-Za-z0-9]{28,}"),  # Bitbucket app password
     ("akcp", r"\bAKCp[A-Za-z0-9]{69}"),  # JFrog Artifactory
     ("ops_eyj", r"\bops_eyJ[A-Za-z0-9+/]{100,}={0,3}"),  # 1Password service account
     # 1Password account secret key
@@ -114,50 +116,112 @@ TOKENS = [
     ("clojars_", r"\bCLOJARS_[a-z0-9]{60}"),  # Clojars
     ("q~", r"(?<![\w~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"),  # Azure AD client secret
     ("sk.eyj", r"\bsk\.eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,}"),  # Mapbox secret token
-    (":aa", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),  # Telegram bot
+    (":aa", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}(?![\w-])"),  # Telegram bot
     ("key-", r"\bkey-[a-f0-9]{32}\b"),  # Mailgun
-    ("sl.", r"\bsl\.[A-Za-z0-9_.-]{130,}"),  # Dropbox short-lived token
+    ("sl.", r"\bsl\.[A-Za-z0-9_.=-]{130,}"),  # Dropbox short-lived token
     ("a" * 22, r"\bA{22}[A-Za-z0-9%]{80,}"),  # Twitter (X) bearer token
+    # Discord bot token: the bot's id in base64 (its digits make every fourth character M, N or O), a
+    # timestamp, an HMAC. Its marker is in most text: it starts with a character set, which is searched
+    # for fast, and looks behind it after.
+    (
+        ".",
+        r"[MNO](?<![\w-].)[A-Za-z0-9_-]{3}(?:[MNO][A-Za-z0-9_-]{3}){4}[MNO][A-Za-z0-9_-]{2,6}"
+        r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![\w-])",
+    ),
+    ("-us", r"\b[0-9a-f]{32}-us\d{1,2}\b"),  # Mailchimp (the data centre ends it)
+    (":apa91b", r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}"),  # Firebase Cloud Messaging legacy server key
+    ("pat", r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"),  # Airtable personal access token
+    ("figd_", r"\bfigd_[A-Za-z0-9_-]{32,}"),  # Figma personal access token
+    ("nfp_", r"\bnfp_[A-Za-z0-9]{30,}"),  # Netlify personal access token
+    ("secret_", r"\bsecret_[A-Za-z0-9]{43}(?![\w-])"),  # Notion integration token (before ntn_)
+    ("s.", r"(?<![\w./-])s\.[A-Za-z0-9]{24}(?![\w.-])"),  # HashiCorp Vault service token before 1.10
+    ("rnd_", r"\brnd_[A-Za-z0-9]{32,}"),  # Render API key
+    ("fw_", r"\bfw_[A-Za-z0-9]{20,}"),  # Fireworks AI API key
+    ("oauth:", r"\boauth:[a-z0-9]{30}\b"),  # Twitch chat (IRC) password
 ]
 
-# A name whose last word says it holds a secret: password, DB_PASS, Pwd, client_secret, GITHUB_TOKEN,
-# apiKey, SecretAccessKey, SECRET_KEY_BASE, client-key-data; not PASSWORD_MIN_LENGTH, max_tokens,
-# secretName, token_url, bypass, primary_key.
-SECRET_NAME = (
-    r"[\w.-]{0,80}?(?:(?i:password|passwd|passphrase|secret|token|credentials?"
+# The end of a name whose last word says it holds a secret: password, DB_PASS, Pwd, client_secret,
+# GITHUB_TOKEN, apiKey, SecretAccessKey, SECRET_KEY_BASE, client-key-data, private_key_id; not
+# PASSWORD_MIN_LENGTH, max_tokens, secretName, token_url, bypass, primary_key.
+SECRET_NAME_END = (
+    r"(?:(?i:password|passwd|passphrase|secret|token|credentials?|private[_.-]?key[_.-]?id"
     r"|(?:api|access|secret|private|auth|account|master|encryption|signing|hmac|jwt|client|consumer|app"
     r"|service|subscription|license|storage|shared|session|admin|tls|ssh)[_.-]?key)|(?<![A-Za-z])(?i:pass|pwd))"
     r"(?:[_.-]?(?i:base|b64|base64|json|value|data))?"
 )
+SECRET_NAME = r"[\w.-]{0,80}?" + SECRET_NAME_END
 KEY = r"(?<![\w.-])" + SECRET_NAME
 # A reference to where a secret lives, kept so a note stays useful: ${DB_PASSWORD}, $(cat pw), $TOKEN,
-# {{ .Values.password }}, %(pw)s, %PW%, <your-token>; or what redaction already put there.
-REFERENCE = r"\[REDACTED\]|\$[{(]|[{<]|%\(|%\w+%|\$\w+(?![^\s\"',;&)\]}])"
-# Where a value would stand, something that is not one: a reference, a literal or a type (true, None,
-# str), a path or a URL (/run/secrets/db, ~/.ssh/id_rsa, https://…; a URL's own credentials have their
-# patterns), or code (get_token(), os.environ["X"], tmp_path / "x", self.token, var.db_password,
-# api_key=api_key).
-NOT_A_VALUE = (
-    r"(?![\"']?(?:" + REFERENCE + r"|(?:~|\.\.?)?/|[A-Za-z][\w+.-]*://"
-    r"|(?i:true|false|null|none|nil|undefined|required|optional|str|string|bytes|secretstr)(?![\w.-])"
-    r"|[\w.]+[(\[]|[A-Za-z_][\w.]*[ \t]+[-+*/%|&^][ \t]|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![^\s\"',;&)\]}])"
-    r"|[A-Za-z_]*(?i:pass|pwd|secret|token|key|credential)[A-Za-z_]*(?![^\s\"',;&)\]}])))"
-)
+# $env:TOKEN, {{ .Values.password }}, %(pw)s, %PW%, <your-token>; or what redaction already put there.
+REFERENCE = r"\[REDACTED\]|\$[{(]|[{<]|%\(|%\w+%|\$(?i:env):\w+|\$\w+(?![^\s\"',;&)\]}])"
+CODE_END = r"(?![^\s\"',;&)\]}])"  # where an expression of code ends: a space, a quote, a closing bracket
+# Where a value of several words ends, or goes on as code: `None  # later`, `token or default`.
+PHRASE_END = r"(?=[ \t]*(?:[\r\n#\"',;)\]}]|\Z|(?:or|and|if|else|is|in|not)\b|\|\||&&|\?\?))"
+
+
+def _not_a_value(word_end: str) -> str:
+    """Where a value would stand, something that is not one: a reference, a literal or a type (true,
+    None, str), a path or a URL (/run/secrets/db, ~/.ssh/id_rsa, https://…; a URL's own credentials have
+    their patterns), or code (get_token(), os.environ["X"], tmp_path / "x", api_key=api_key, and
+    attributes: self.token, settings.DB_PASSWORD, Config.API_KEY, which a lower-case first name without
+    a digit or a last name naming a secret tells from a password such as Spring.Sale2024). A literal or
+    a name is one when ``word_end`` follows it: "keyboard cat" is a passphrase, not the name keyboard.
+    No value starts with a blank: that fails first and fast when a run of blanks is given back one by one.
+    """
+    return (
+        r"(?![ \t])(?![\"']?(?:" + REFERENCE + r"|(?:~|\.\.?)?/|[A-Za-z][\w+.-]*://"
+        r"|(?i:true|false|null|none|nil|undefined|required|optional|str|string|bytes|secretstr)(?![\w.-])"
+        + word_end
+        + r"|[\w.]+[(\[]|[A-Za-z_][\w.]*[ \t]+[-+*/%|&^][ \t]"
+        r"|[a-z_][A-Za-z_]*(?:\.[A-Za-z_]+)+"
+        + CODE_END
+        + r"|(?:[A-Za-z_]\w*\.)+\w*(?i:pass|pwd|secret|token|key|credential)\w*"
+        + CODE_END
+        + r"|[A-Za-z_]*(?i:pass|pwd|secret|token|key|credential)[A-Za-z_]*"
+        + word_end
+        + r"))"
+    )
+
+
+NOT_A_VALUE = _not_a_value(CODE_END)
+NOT_A_PHRASE = _not_a_value(PHRASE_END)
 # A quoted value keeps its quotes ("[REDACTED]"); one that starts with a comma is the gap between
 # two strings of code ("pass:", "…"), not a value.
 QUOTED = r"\"(?![,;)])(?:[^\"\\\n]|\\.)+\"|'(?![,;)])[^'\n]+'"
 VALUE_CHAR = r"[^\s\"'`,;&<>(){}\[\]]"
 # The secret, group ``s``: a value that is not one of the above, quoted or three characters or more.
 SECRET = NOT_A_VALUE + r"(?P<s>" + QUOTED + "|" + VALUE_CHAR + "{3,})"
+# After `name = ` (INI, TOML, properties, Python) a value may be words: "correct horse battery staple",
+# up to the line's end or a comment; three characters at least, "my long pass phrase" too.
+WORD = VALUE_CHAR + "+"
+MORE_WORDS = r"(?:[ \t]+(?!#)" + WORD + ")"
+WORDS = "(?:" + VALUE_CHAR + "{3,}" + MORE_WORDS + "*|" + WORD + MORE_WORDS + "+)"
+# An assignment: INI, TOML, properties and code put blanks around `=` (group `blank`), and the value
+# may be words; .env, shell, connection strings and --flag=value put none, and a value is one word;
+# `:=`, `=>` and `==` take one word too. One pattern, so that a name is looked for once.
+ASSIGNMENT = (
+    r"[\"']?" + KEY + r"[\"']?(?:(?P<blank>[ \t]+=[ \t]*|=[ \t]+)(?![=>])|[ \t]*(?:=>|:=|[!=]?==?)[ \t]*)"
+    r"(?(blank)"
+    + NOT_A_PHRASE
+    + "|"
+    + NOT_A_VALUE
+    + r")(?P<s>"
+    + QUOTED
+    + r"|(?(blank)"
+    + WORDS
+    + "|"
+    + VALUE_CHAR
+    + "{3,}))"
+)
 # In YAML a plain value runs to the line's end: "passphrase: correct horse battery staple".
-SECRET_TO_LINE_END = NOT_A_VALUE + r"(?P<s>" + QUOTED + "|" + VALUE_CHAR + r"[^\r\n\"'`,;<>(){}\[\]]{2,})"
+SECRET_TO_LINE_END = NOT_A_PHRASE + r"(?P<s>" + QUOTED + "|" + VALUE_CHAR + r"[^\r\n\"'`,;<>(){}\[\]]{2,})"
 # In prose a colon is not an assignment ("the secret: keep tests small"): a value there is quoted,
 # or holds a letter and a digit within its first 64 characters.
 SECRET_LOOKING = "(?=" + VALUE_CHAR + r"{0,63}?\d)(?=" + VALUE_CHAR + "{0,63}?[A-Za-z])" + VALUE_CHAR + "{6,}"
 SECRET_IN_PROSE = NOT_A_VALUE + r"(?P<s>" + QUOTED + "|" + SECRET_LOOKING + ")"
 # A header's value runs to the line's end or a quote; quoted parameters (Digest's) are part of it.
 # A header value is never code, so only references are kept.
-HEADER_SECRET = r"(?![\"']?(?:" + REFERENCE + r"))(?P<s>[^\s\"'](?:[^\r\n\"']|\"[^\"\r\n]*\"(?=[,\s]|$))+)"
+HEADER_SECRET = r"(?![ \t])(?![\"']?(?:" + REFERENCE + r"))(?P<s>[^\s\"'](?:[^\r\n\"']|\"[^\"\r\n]*\"(?=[,\s]|$))+)"
 HEADER_SEPARATOR = r"[\"']?[ \t]*:[ \t]*[\"']?"
 AUTH_SCHEME = r"(?i:basic|bearer|token|digest|negotiate|ntlm|apikey|api-key|key|ssws|bot|sharedkey|aws4-hmac-sha256)"
 SCHEME = r"(?:" + AUTH_SCHEME + r"[ \t]+|(?!" + AUTH_SCHEME + r"[ \t]))"  # an Authorization scheme, if any, stays
@@ -166,6 +230,34 @@ SCHEME = r"(?:" + AUTH_SCHEME + r"[ \t]+|(?!" + AUTH_SCHEME + r"[ \t]))"  # an A
 def _up_to(flag: str) -> str:
     """A command's next words (at most 20) up to its first ``flag``: ``docker login -u me -p SECRET``."""
     return r"(?:[ \t]+(?!" + flag + r")[^\s|;&]+){0,20}[ \t]+" + flag
+
+
+def _flag_holds(letter: str) -> str:
+    """Within a command's first six flags, one that holds ``letter``: ``-b`` in ``htpasswd -B -C 10 -b``."""
+    return r"(?:[ \t]+-[A-Za-z0-9]{1,9}(?:[ \t]+\d{1,9})?){0,5}[ \t]+-[A-Za-z0-9]{0,8}" + letter
+
+
+# htpasswd's flags: letters or digits, a number after -C and -r; -b takes the password from the command
+# line, and with -n no file comes before the user.
+HTPASSWD = (
+    r"htpasswd(?=" + _flag_holds("b") + r")(?P<n>(?=" + _flag_holds("n") + r"))?"
+    r"(?:[ \t]+-[A-Za-z0-9]{1,9}(?:[ \t]+\d{1,9})?){1,6}(?(n)|[ \t]+[^\s-]\S{0,4095})[ \t]+[^\s-]\S{0,4095}[ \t]+"
+)
+# A name in one field and its value in the next: Kubernetes, Compose and Helm env lists (- name: X /
+# value: …), ECS and CloudFormation (Name:/Value:), HCL ({ name = "X", value = "…" }), helm --set
+# env[0].name=X,env[0].value=….
+NAME_THEN_VALUE = (
+    r"(?<![A-Za-z])(?i:name)[\"']?[ \t]*[:=][ \t]*[\"']?" + SECRET_NAME + r"[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?"
+    r"(?:[\w\[\]]{1,40}\.)?[\"']?(?i:value)[\"']?[ \t]*[:=][ \t]*" + SECRET_TO_LINE_END
+)
+# What echo hands to sudo -S: a quoted or plain word (a pipe ends it), not a reference such as "$PW".
+PIPED_SECRET = r"(?![\"']?(?:" + REFERENCE + r"))(?P<s>" + QUOTED + r"|[^\s|;&\"'`]{3,})"
+# Terraform: variable "db_password" { …; default = "…" }: default right after the brace, or starting one
+# of the block's next eight lines (a line starting with } ends the block).
+TERRAFORM_DEFAULT = (
+    r"variable[ \t]+\"" + SECRET_NAME + r"\"[ \t]*\{(?:[^\n]{0,300}\n(?![ \t]*(?:\}|variable\b))){0,8}"
+    r"[ \t]*default[ \t]*=[ \t]*" + SECRET
+)
 
 
 # (marker, pattern): each has a group ``s``, the secret; the rest of the match stays.
@@ -184,12 +276,76 @@ VALUES = [
     ("-u", r"(?:--user|-u)[ \t=]?[\"']?[^\s:\"'$-][^\s:\"'$]{0,255}:(?!\d+(?![^\s\"']))" + SECRET),
     (
         " login",
-        r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm registry) login" + _up_to("-p") + r"[ \t]*" + SECRET,
+        r"\b(?:docker|podman|nerdctl|buildah|skopeo|oras|helm registry|az|oc|cf) login"
+        + _up_to("-p")
+        + r"[ \t]*"
+        + SECRET,
     ),
     ("mysql", r"mysql(?:dump|admin)?" + _up_to("-p") + r"(?P<s>[^\s-]\S*)"),  # -pSECRET; -p DATABASE prompts
     ("redis-cli", r"redis-cli" + _up_to("-a") + r"[ \t]+" + SECRET),
-    # htpasswd -b FILE USER SECRET: its flags are a few letters, one of them b (`-\w*b\w*` splits `-bbb…` every way)
-    ("htpasswd", r"htpasswd[ \t]+-(?=[A-Za-z]{0,8}b)[A-Za-z]{1,9}[ \t]+\S{1,4096}[ \t]+\S{1,4096}[ \t]+(?P<s>\S+)"),
+    ("mongo", r"\bmongo(?:sh|dump|restore|export|import|stat|top|files)?" + _up_to("-p") + r"[ \t]+(?!-)" + SECRET),
+    (
+        "ldap",
+        r"\bldap(?:search|add|modify|delete|passwd|compare|whoami|modrdn|exop)"
+        + _up_to("-w")
+        + r"[ \t]+(?!-)"
+        + SECRET,
+    ),
+    ("ldappasswd", r"\bldappasswd" + _up_to("-[as]") + r"[ \t]+(?!-)" + SECRET),  # -a OLD, -s NEW
+    ("-p", r"\b(?:sqlcmd|bcp|osql)" + _up_to("-P") + r"[ \t]*(?!-)" + SECRET),  # SQL Server
+    # Samba: -U user%password, --user=DOMAIN\user%password
+    (
+        "%",
+        r"\b(?:smbclient|smbget|smbcacls|smbmap|smbtree|rpcclient|net|mount\.cifs|winexe)"
+        + _up_to("(?:-U|--user)")
+        + r"(?:name)?(?:=|[ \t]*)[\"']?[^\s%\"'|;&]{1,256}%(?P<s>[^\s\"'|;&]+)",
+    ),
+    ("zip", r"\b(?:un)?zip" + _up_to("-P") + r"[ \t]+(?!-)" + SECRET),  # zip -P SECRET; -e prompts
+    ("7z", r"\b7z[arz]?" + _up_to("-p") + NOT_A_VALUE + r"(?P<s>" + QUOTED + r"|[^\s\"'-]\S*)"),  # -pSECRET; -p prompts
+    ("openssl", r"\bopenssl" + _up_to("-k") + r"[ \t]+(?!-)" + SECRET),  # openssl enc -k SECRET
+    # echo SECRET | sudo -S …, sudo -S … <<< SECRET
+    (
+        "sudo",
+        r"\b(?:echo|printf)(?:[ \t]+-[A-Za-z]{1,3})?(?:[ \t]+[\"']%s\\n[\"'])?[ \t]+"
+        + PIPED_SECRET
+        + r"[ \t]*\|[ \t]*sudo(?:[ \t]+(?!-[A-Za-z]*S)[^\s|;&]+){0,4}[ \t]+(?:-[A-Za-z]*S|--stdin)\b",
+    ),
+    ("sudo", r"\bsudo[ \t]+(?:-[A-Za-z]*S|--stdin)\b[^\n|;&<]{0,200}<<<[ \t]*" + SECRET),
+    # Windows: net user NAME SECRET (/add), net use \\HOST\SHARE SECRET /user:NAME; * prompts
+    ("net use", r"\b(?i:net user)[ \t]+(?:\"[^\"\n]+\"|[^\s/\"]\S*)[ \t]+(?![/*])" + SECRET),
+    ("net use", r"\b(?i:net use)[ \t]+(?:[A-Za-z]:[ \t]+|\*[ \t]+)?\\\\\S+[ \t]+(?![/*])" + SECRET),
+    ("convertto-securestring", r"(?i:convertto-securestring)(?:[ \t]+-(?i:string))?[ \t]+(?!-)" + SECRET),  # PowerShell
+    (
+        "rabbitmqctl",
+        r"\brabbitmqctl(?:[ \t]+-{1,2}[\w-]+(?:[ \t]+[^\s-]\S*)?){0,4}"
+        r"[ \t]+(?:add_user|change_password|authenticate_user)[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\S+)[ \t]+(?!-)" + SECRET,
+    ),
+    # aws configure set NAME SECRET, npm/yarn/pnpm config set //registry/:_authToken SECRET
+    (
+        "config",
+        r"\b(?:aws[ \t]+configure|(?:npm|yarn|pnpm)[ \t]+config)[ \t]+set(?:[ \t]+--?[\w-]+(?:[ \t]+[^\s-]\S*)?){0,3}?"
+        r"[ \t]+[\"']?[^\s=\"']{0,160}?(?:" + SECRET_NAME_END + r"|_auth)[\"']?[ \t]+" + SECRET,
+    ),
+    ("secret set", r"\bgh[ \t]+secret[ \t]+set" + _up_to(r"(?:--body|-b)(?![\w-])") + r"[ \t]*=?[ \t]*" + SECRET),
+    # IMAP: TAG LOGIN USER SECRET (a one-letter tag only with LOGIN in capitals, as a log writes it)
+    (
+        "login",
+        r"(?m)^[ \t]*(?:(?:[A-Za-z]{0,4}\d{1,6}|\.)[ \t]+(?i:login)|[A-Za-z][ \t]+LOGIN)[ \t]+(?:\"[^\"\n]*\"|[^\s\"]+)"
+        r"[ \t]+(?P<s>\"(?:[^\"\\\n]|\\.)*\"|[^\s\"]+)[ \t]*\r?$",
+    ),
+    # SMTP: AUTH PLAIN base64(\0user\0password), and AUTH LOGIN's answer to 334 base64("Password:")
+    ("auth", r"\bAUTH[ \t]+(?:PLAIN|XOAUTH2|OAUTHBEARER)[ \t]+(?P<s>[A-Za-z0-9+/]{8,}={0,2})"),
+    (
+        "ugfzc3dvcmq6",
+        r"\b334[ \t]+UGFzc3dvcmQ6[ \t]*\r?\n[ \t]*(?:[<>~*-]{1,3}|[CS]:)?[ \t]*(?P<s>[A-Za-z0-9+/]{4,}={0,2})",
+    ),
+    ("htpasswd", HTPASSWD + SECRET),  # htpasswd -b FILE USER SECRET, htpasswd -nb USER SECRET
+    # Machine-written: an env var named *_PAT (AZURE_DEVOPS_EXT_PAT), Firebase's ?auth=, a pull secret
+    ("_pat", r"(?<=[A-Za-z0-9])_(?i:pat)[\"']?[ \t]*[:=][ \t]*" + SECRET),
+    ("auth=", r"[?&]auth=(?P<s>[^&\s#\"'<>]{20,})"),
+    ("dockerc", r"\.docker(?:configjson|cfg)[\"']?[ \t]*:[ \t]*[\"']?(?P<s>[A-Za-z0-9+/]{16,}={0,2})"),
+    ("value", NAME_THEN_VALUE),
+    ("default", TERRAFORM_DEFAULT),
     ("identified", r"(?i:identified\s+by(?:\s+password)?)\s+" + SECRET),  # SQL: CREATE USER … IDENTIFIED BY 'x'
     # .netrc: machine HOST login USER password SECRET, on one line or several. An entry names each of
     # login, account and port once: unbounded, `default port default port …` is scanned from each start.
@@ -204,7 +360,7 @@ SECRET_WORDS = ("pass", "pwd", "secret", "token", "credential", "key", "auth", "
 # (marker, pattern): each has a group ``s``, the secret; the rest of the match stays.
 NAMED_VALUES = [
     # Assignments: .env, shell, INI, TOML, properties, connection strings, code, --flag=value.
-    ("=", r"[\"']?" + KEY + r"[\"']?[ \t]*(?:=>|:=|[!=]?==?)[ \t]*" + SECRET),
+    ("=", ASSIGNMENT),
     ("=", r"(?<![\w.-])_auth[ \t]*=[ \t]*(?P<s>[^\s\"']+)"),  # .npmrc
     ("define", r"define\([ \t]*[\"']" + SECRET_NAME + r"[\"'][ \t]*,[ \t]*" + SECRET),  # PHP
     # YAML, at a line's start: the rest of the line.
@@ -217,7 +373,7 @@ NAMED_VALUES = [
     ("cookie", r"(?<![\w-])(?i:(?:set-)?cookie)" + HEADER_SEPARATOR + HEADER_SECRET),
     (
         "-",
-        r"(?<![\w-])(?i:(?:x|api|private|ocp-apim-subscription)-[\w-]{0,40}?(?:key|token|secret|auth))"
+        r"(?<![\w-])(?i:(?:x|api|private|ocp-apim-subscription|aeg)-[\w-]{0,40}?(?:key|token|secret|auth))"
         + HEADER_SEPARATOR
         + HEADER_SECRET,
     ),
