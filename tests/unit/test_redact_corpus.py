@@ -1903,15 +1903,16 @@ PROSE_MIB = ("We refactored the parser, fixed the flaky test and kept the notes 
 def test_a_mebibyte_of_adversarial_text_is_redacted_in_well_under_seconds(make: Callable[[], str]) -> None:
     """No pattern backtracks without bound: the slowest shape takes about a second.
 
-    The machines are shared: a mebibyte of prose, timed just before, tells load from a regression.
+    The machines are shared: times are this process's CPU time, and a mebibyte of prose, timed just
+    before, tells a slow machine from a regression.
     """
     text = make()
-    started = time.monotonic()
+    started = time.process_time()
     redact(PROSE_MIB)
-    prose = time.monotonic() - started
-    started = time.monotonic()
+    prose = time.process_time() - started
+    started = time.process_time()
     redact(text)
-    assert time.monotonic() - started < max(3.0, 30 * prose)
+    assert time.process_time() - started < max(3.0, 30 * prose)
 
 
 def test_a_secret_replaced_that_joins_its_neighbours_into_another_is_redacted_at_once() -> None:
@@ -1940,12 +1941,12 @@ QUADRATIC_BEFORE = [
 @pytest.mark.parametrize("make", QUADRATIC_BEFORE)
 def test_redaction_time_grows_linearly_with_adversarial_input(make: Callable[[int], str]) -> None:
     small, large = make(32 << 10), make(1 << 20)
-    started = time.monotonic()
+    started = time.process_time()
     redact(small)
-    small_took = time.monotonic() - started
-    started = time.monotonic()
+    small_took = time.process_time() - started
+    started = time.process_time()
     redact(large)
-    large_took = time.monotonic() - started
+    large_took = time.process_time() - started
     assert large_took < 32 * 4 * max(small_took, 0.002) + 0.5, (small_took, large_took)
 
 
@@ -1981,12 +1982,13 @@ def _made(text: tuple, size: int) -> str:
 
 
 def _seconds(compiled: "re.Pattern[str]", text: str, runs: int = 1) -> float:
-    """The fastest of ``runs`` substitutions: on a shared machine, the others measure its load too."""
+    """The fastest of ``runs`` substitutions, in this process's own CPU time: the other processes of a
+    shared machine (the tests' other workers among them) do not count."""
     best = float("inf")
     for _ in range(runs):
-        started = time.perf_counter()
+        started = time.process_time()
         compiled.sub(redaction._keep_all_but_the_secret, text)
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.process_time() - started)
     return best
 
 
@@ -2000,7 +2002,7 @@ def test_every_pattern_takes_time_linear_in_its_input(name: str, marker: str, pa
     # a quadratic pattern would take minutes on the mebibyte: fail on what 32 KiB says already
     assert small <= MEBIBYTE_CEILING / 32, f"{name} {pattern[:60]}: 32 KiB of {_made(worst, 40)!r} took {small:.2f} s"
     small = min(small, _seconds(compiled, _made(worst, 32 << 10), runs=2))
-    bound = min(32 * SLACK * small + 0.1, MEBIBYTE_CEILING)
+    bound = min(32 * SLACK * small + 0.15, MEBIBYTE_CEILING)
     large = _seconds(compiled, _made(worst, 1 << 20))
     if large > bound:  # a shared machine pauses a process now and then: measure once more before failing
         large = min(large, _seconds(compiled, _made(worst, 1 << 20)))
