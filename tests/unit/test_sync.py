@@ -394,6 +394,11 @@ def test_a_tree_over_its_entry_cap_is_read_to_the_cap_and_this_machines_work_sti
     monkeypatch.undo()
     assert done.pushed == 1 and "sessions/a1/_meta.json" in _remote_paths(bare)
 
+    gone = ("sessions/b0", "handoff/handoff-b0.md", "sessions/b1", "handoff/handoff-b1.md")
+    _hostile(bare, dict.fromkeys(gone))  # the remote is within the bound again: what was past the cut comes
+    monkeypatch.setattr(gitstore, "MAX_ENTRIES", len(paths) - 1)
+    assert "b3" in _round(alpha, "alpha").imported
+
 
 def test_a_tree_of_junk_over_its_entry_cap_is_read_in_bounded_memory_and_refused(
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
@@ -1590,6 +1595,35 @@ def test_a_machine_sends_its_newest_sessions_within_the_bound_and_keeps_the_rest
     assert "b1" in _remote_sessions(bare)
     assert os.path.isdir(beta.get_session_blackboard_dir("a04"))  # what it imported stays
     assert sync.status(beta, "beta")["kept_here"] == 0
+
+
+def test_a_session_another_machine_went_on_in_is_never_taken_off_the_remote_to_make_room(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blackboard import board
+    from blackboard.sync import outbound
+
+    monkeypatch.setattr(outbound, "MAX_SESSIONS_SENT", 4)
+    monkeypatch.setattr(outbound, "MIN_SESSIONS_SENT", 2)
+    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
+    for i in range(4):
+        _ended(beta, f"b{i}", "beta")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    with mock.patch.dict(os.environ, BLACKBOARD_HOST="alpha"):  # alpha goes on in beta's oldest
+        quiet = settings_now(BLACKBOARD_DIGEST="0")
+        session.start(alpha, "b0", "resume", {"cwd": alpha.root}, quiet)
+        board.Board(alpha, "b0").note("alpha's part", "main")
+        session.end(alpha, "b0", "other", quiet)
+    _round(alpha, "alpha")
+    _ended(beta, "b4", "beta")  # beta, which has not seen it, makes room for b4 by its oldest: b0
+
+    _round(beta, "beta")
+
+    assert "b0" in _remote_sessions(bare) and "b4" in _remote_sessions(bare)
+    store = Store(bare, os.environ)
+    notes = store.run(["show", "refs/blackboard/acme/widget:sessions/b0/session-notes.md"]).decode()
+    assert "alpha's part" in notes
 
 
 def test_a_remote_named_anew_while_a_round_runs_is_not_taken_for_the_one_it_pushed_to(

@@ -93,6 +93,7 @@ def import_commit(
         if too_large:
             raise TooLarge(f"{too_large}; refused, nothing kept")
         result.refused += layout.problems + planted + ([listing.cut] if listing.cut else [])
+        result.complete = listing.cut is None  # what is past the cut is read again next time, in case it fits
         result.refused += _take_removals(resolver, state, layout.removed, host)
         for session_id in listing.unremoved:  # a machine went on in a removed session and sent it again
             state.removed.pop(session_id, None)

@@ -38,14 +38,20 @@ class Outgoing:
 
     @property
     def changes(self) -> list[tuple[str, bytes | None]]:
-        return [change for files in self.sessions.values() for change in files] + self.others
+        sent = [change for files in self.sessions.values() for change in files]
+        dropped: list[tuple[str, bytes | None]] = []
+        for session_id in self.dropped:  # off the remote's tree, with no removal marker
+            dropped += [(f"sessions/{session_id}", None), (f"handoff/handoff-{session_id}.md", None)]
+        return sent + dropped + self.others
 
     def drop_settled(self, state: State, imported: list[str]) -> None:
-        """Leave out sessions an import has just brought in (another machine went on in them) or found in conflict."""
+        """Leave out sessions an import has just brought in (another machine went on in them) or found in
+        conflict: neither sent, nor taken off the remote."""
         settled = state.conflicts.keys() | set(imported)
         for session_id in [i for i in self.sessions if i in settled]:
             del self.sessions[session_id]
             del self.signatures[session_id]
+        self.dropped = [i for i in self.dropped if i not in settled]
 
 
 def outgoing(resolver: PathResolver, state: State, host: str, folders: list[str] | None = None) -> Outgoing:
@@ -75,8 +81,6 @@ def outgoing(resolver: PathResolver, state: State, host: str, folders: list[str]
     for _, name, meta, signature in _within_bound(resolver, state, host, wanted, out):
         _add_session(resolver, meta, host, out)
         out.signatures[name] = signature
-    for session_id in out.dropped:
-        out.others += [(f"sessions/{session_id}", None), (f"handoff/handoff-{session_id}.md", None)]
     for session_id in _removal_markers(resolver):
         out.removals.append(session_id)
         out.others += [
@@ -98,11 +102,11 @@ def _within_bound(
 
     Every machine reads the remote's tree whole at times, and refuses what is over its bound:
     a machine that sent all of 20 000 sessions would keep every other one out. So this
-    machine keeps on the remote its newest sessions, as many as the bound leaves beside the
-    sessions imported from others (and ``MIN_SESSIONS_SENT`` whatever they hold); its oldest
-    there go from the remote's tree (not from any machine: no removal) to make room, and the
-    rest stay here only (``sync status`` counts them). One push sends ``MAX_SESSIONS_PER_PUSH``
-    of them, so a round stays short; the next round sends more.
+    machine keeps on the remote its newest sessions (by when their metadata was written), as
+    many as the bound leaves beside those imported from others (and ``MIN_SESSIONS_SENT``
+    whatever they hold). Its oldest there go from the remote's tree (not from any machine: no
+    removal) to make room, and the rest stay here only (``sync status`` counts them). One push
+    sends ``MAX_SESSIONS_PER_PUSH`` of them, so a round stays short; the next round sends more.
     """
     room = max(MAX_SESSIONS_SENT - len(state.foreign), MIN_SESSIONS_SENT)
     sending = {name for _, name, _, _ in wanted}
