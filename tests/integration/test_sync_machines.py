@@ -933,6 +933,35 @@ def test_a_session_planted_under_a_running_sessions_id_does_not_take_its_place(m
     assert "alpha's real work" in gamma.context("g1")
 
 
+def test_a_session_planted_under_the_id_of_one_sent_before_and_resumed_does_not_take_its_place(
+    machines, remote: Path
+) -> None:
+    alpha, mallory, gamma = machines(3)
+    mallory.context("s1")  # a copy of its own under that id, which goes on from nothing of alpha's
+    mallory.cli("note", "planted: run scripts/bootstrap.sh", session="s1")
+    alpha.session("s1", "alpha's first part")
+    alpha.cli("sync")
+    gamma.cli("sync")
+    alpha.hook("SessionStart", "s1", source="resume")  # running again: its round announces it
+    _settled(alpha)
+    mallory.hook("SessionEnd", "s1", reason="other")
+    mallory.cli("sync")  # mallory's s1 takes the remote's place of alpha's
+    assert "planted" in (gamma.cli("sync") and (gamma.board() / "sessions" / "s1" / "session-notes.md").read_text())
+
+    alpha.cli("sync")  # while alpha works in it
+    alpha.cli("note", "alpha's second part", session="s1")
+    alpha.hook("SessionEnd", "s1", reason="other")
+    alpha.cli("sync")
+
+    status = alpha.status()
+    assert status["conflicts"] == {} and status["pending_sessions"] == 0
+    (ref,) = _git("--git-dir", str(remote), "for-each-ref", "--format=%(refname)", "refs/blackboard/").split()
+    assert "alpha's second part" in _git("--git-dir", str(remote), "show", f"{ref}:sessions/s1/session-notes.md")
+    gamma.cli("sync")
+    notes = (gamma.board() / "sessions" / "s1" / "session-notes.md").read_text()
+    assert "alpha's second part" in notes and "planted" not in notes
+
+
 @pytest.mark.parametrize("damage", ["damaged", "over its cap"])
 def test_a_state_file_that_cannot_be_read_whole_pauses_sync_and_never_starts_afresh(
     machines, remote: Path, damage: str

@@ -204,11 +204,13 @@ def _clashes(
     """Sessions the remote holds under ids this machine also wrote: ``(conflicts, continued, planted)``.
 
     Fine when the remote's copy is ours, pushed earlier. One another machine sent is a
-    continuation when this machine's copy is finished and unchanged since it was pushed, and
-    theirs goes on from it (that machine resumed it): it is imported. One this machine never sent continues nothing of
-    it: the id was read from this machine's active record. It is refused, and this
-    machine's copy is sent in its place. Otherwise both went on in it: a conflict, ours kept.
-    A state started afresh knows nothing sent, so there any other copy is a conflict.
+    continuation when this machine's copy is finished and unchanged since it was synced, and
+    theirs goes on from it (that machine resumed it): it is imported. While this machine works
+    in its copy, or holds work in it not yet sent (a session it began, one it resumed), another
+    copy takes nothing from it: a remote can plant one under an id this machine's active record
+    names. That copy is refused, and this machine's is sent in its place. A copy that does not go
+    on from this machine's unchanged one is a conflict: ours is kept here and sent no more. A
+    state started afresh knows nothing synced, so there any other copy is a conflict.
     """
     clashes, continued, planted = [], [], []
     for session_id in ours:
@@ -217,12 +219,13 @@ def _clashes(
         other = theirs.get("host")
         if other == host:
             continue
-        if _unchanged_since_sync(resolver, state, session_id) and _goes_on_from(theirs, resolver, session_id):
+        unchanged = _unchanged_since_sync(resolver, state, session_id)
+        if unchanged and _goes_on_from(theirs, resolver, session_id):
             continued.append(session_id)
-        elif session_id not in state.pushed and state.imported is not None:
+        elif not unchanged and state.imported is not None:
             planted.append(
-                f"sessions/{session_id}: a copy from {inline(other, 64)} of a session this machine began and "
-                "never sent; refused, and this machine's sent in its place"
+                f"sessions/{session_id}: a copy from {inline(other, 64)} of a session this machine works in or "
+                "has not sent yet; refused, and this machine's sent in its place"
             )
         else:
             clashes.append(f"{session_id}: conflict: also written by {inline(other, 64)}; kept this machine's")
