@@ -1678,3 +1678,25 @@ def test_a_remote_named_again_still_takes_another_machines_continuation(
 
     assert done.conflicts == [] and sync.State.load(alpha).conflicts == {}
     assert "beta's part" in Path(alpha.board_file("a1", "notes")).read_text()
+
+
+def test_a_machine_keeps_only_its_newest_removal_markers_on_the_remote(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blackboard.sync import outbound
+
+    monkeypatch.setattr(outbound, "MAX_MARKERS_SENT", 3)
+    alpha = _machine(tmp_path, "alpha", bare)
+    for i in range(5):
+        _ended(alpha, f"a{i}", "alpha")
+    _round(alpha, "alpha")
+    for i in range(5):  # as cleanup removes them, one round apart
+        sync.record_removal(alpha, f"a{i}")
+        shutil.rmtree(alpha.get_session_blackboard_dir(f"a{i}"))
+        os.unlink(alpha.handoff_path(f"a{i}"))
+        _round(alpha, "alpha")
+
+    markers = sorted(p for p in _remote_paths(bare) if p.startswith("removed/"))
+    assert markers == ["removed/a2", "removed/a3", "removed/a4"]
+    assert not any(p.startswith("sessions/") for p in _remote_paths(bare))
+    assert list(sync.State.load(alpha).markers) == ["a2", "a3", "a4"]

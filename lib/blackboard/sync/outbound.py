@@ -18,12 +18,24 @@ from .inbound import MAX_ACTIVE_RECORDS, MAX_FILE_BYTES, MAX_SESSIONS_SENT, MIN_
 from .state import State, metadata_stamp, metadata_unchanged, session_signature
 
 MAX_SESSIONS_PER_PUSH = 5_000  # newest first; a round sends them in well under its time
+MAX_MARKERS_SENT = 10_000  # removal markers this machine keeps on the remote, the newest
 
 
 class Outgoing:
     """The changes one push carries, and what to remember once it lands."""
 
-    __slots__ = ("sessions", "others", "signatures", "removals", "active", "skipped", "dropped", "later", "kept")
+    __slots__ = (
+        "sessions",
+        "others",
+        "signatures",
+        "removals",
+        "active",
+        "skipped",
+        "dropped",
+        "later",
+        "kept",
+        "pruned",
+    )
 
     def __init__(self) -> None:
         self.sessions: dict[str, list[tuple[str, bytes | None]]] = {}  # each session's files
@@ -35,6 +47,7 @@ class Outgoing:
         self.dropped: list[str] = []  # this machine's oldest, taken off the remote to keep it within the bound
         self.later = 0  # sessions within the bound left for a later push
         self.kept = 0  # this machine's sessions over the bound: kept here only
+        self.pruned: list[str] = []  # this machine's oldest removal markers, taken off the remote
 
     @property
     def changes(self) -> list[tuple[str, bytes | None]]:
@@ -88,6 +101,10 @@ def outgoing(resolver: PathResolver, state: State, host: str, folders: list[str]
             (f"sessions/{session_id}", None),
             (f"handoff/handoff-{session_id}.md", None),
         ]
+    # A marker keeps machines from importing a removed session again and tells them of the removal;
+    # kept for ever, cleanups would fill the files every machine may read. This machine keeps its newest.
+    out.pruned = list(state.markers)[: max(len(state.markers) + len(out.removals) - MAX_MARKERS_SENT, 0)]
+    out.others += [(f"removed/{session_id}", None) for session_id in out.pruned]
     active = sorted(active_session_ids(resolver))
     if active != state.active:
         out.active = active

@@ -188,7 +188,10 @@ def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(resolver.sync_touched_marker(session_id))
     state.dropped.update(dict.fromkeys(out.dropped))
+    for session_id in out.pruned:
+        state.markers.pop(session_id, None)
     for session_id in out.removals:
+        state.markers[session_id] = None
         state.removed[session_id] = None
         state.dropped.pop(session_id, None)
         state.resend.pop(session_id, None)

@@ -46,6 +46,8 @@ class State:
         self.dropped: dict[str, None] = dict.fromkeys(i for i in _list(data, "dropped") if isinstance(i, str))
         # this machine's sessions sent to an earlier remote, to be sent to this one (``follow``)
         self.resend: dict[str, None] = dict.fromkeys(i for i in _list(data, "resend") if isinstance(i, str))
+        # the removal markers this machine put on the remote, oldest first: it keeps the newest there (outbound)
+        self.markers: dict[str, None] = dict.fromkeys(i for i in _list(data, "markers") if isinstance(i, str))
         self.conflicts: dict[str, str] = {k: v for k, v in _dict(data, "conflicts").items() if isinstance(v, str)}
         self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-MAX_REFUSALS:]
         self.active: list[str] = [i for i in _list(data, "active_pushed") if isinstance(i, str)]
@@ -91,6 +93,7 @@ class State:
             self.imported = None
             self.resend.update(dict.fromkeys(i for i in self.pushed if i not in self.foreign))
             self.left, self.conflicts, self.refused, self.active, self.dropped = {}, {}, [], [], {}
+            self.markers = {}
         self.remote = remote
 
     def forget_missing(self, folders: list[str]) -> None:
@@ -119,6 +122,7 @@ class State:
             "removed": list(self.removed),  # oldest first
             "dropped": list(self.dropped),
             "resend": list(self.resend),
+            "markers": list(self.markers),
             "conflicts": self.conflicts,
             "refused": self.refused,
             "active_pushed": self.active,
@@ -145,6 +149,7 @@ SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
     "removed": (list, str),
     "dropped": (list, str),
     "resend": (list, str),
+    "markers": (list, str),
     "conflicts": (dict, str),
     "refused": (list, str),
     "active_pushed": (list, str),
