@@ -1899,6 +1899,7 @@ ADVERSARIAL = [
 PROSE_MIB = ("We refactored the parser, fixed the flaky test and kept the notes short.\n" * 15_000)[: 2**20]
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("make", ADVERSARIAL)
 def test_a_mebibyte_of_adversarial_text_is_redacted_in_well_under_seconds(make: Callable[[], str]) -> None:
     """No pattern backtracks without bound: the slowest shape takes about a second.
@@ -1938,6 +1939,7 @@ QUADRATIC_BEFORE = [
 ]
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("make", QUADRATIC_BEFORE)
 def test_redaction_time_grows_linearly_with_adversarial_input(make: Callable[[int], str]) -> None:
     small, large = make(32 << 10), make(1 << 20)
@@ -1992,6 +1994,7 @@ def _seconds(compiled: "re.Pattern[str]", text: str, runs: int = 1) -> float:
     return best
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize(
     ("name", "marker", "pattern"), ALL_PATTERNS, ids=[f"{n}-{i}-{m}" for i, (n, m, _) in enumerate(ALL_PATTERNS)]
 )
