@@ -198,6 +198,15 @@ def settings_now(**overrides: str) -> Settings:
     return Settings({**os.environ, **overrides})
 
 
+def as_from_a_terminal() -> None:
+    """For ``preexec_fn``: Ctrl+C reaches the command as from a terminal, whatever the test process
+    inherited or blocked (a worker of the test runner may block or ignore SIGINT)."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def wait_until_reading_a_pipe(pid: int, timeout: float = 60) -> None:
     """Wait until process ``pid``, or a Python it started, blocks reading a pipe (its stdin).
 

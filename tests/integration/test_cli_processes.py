@@ -12,7 +12,7 @@ import pytest
 
 from blackboard import entries, session
 from blackboard.paths import PathResolver
-from helpers import REPO, settings_now, wait_until_reading_a_pipe
+from helpers import REPO, as_from_a_terminal, settings_now, wait_until_reading_a_pipe
 
 LAUNCHER = str(REPO / "bin" / "blackboard")
 # Each process sleeps until a shared instant, then becomes `blackboard ARGS`.
@@ -112,6 +112,7 @@ def test_ctrl_c_exits_130_without_a_traceback(env: dict, project: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=as_from_a_terminal,
     )
     wait_until_reading_a_pipe(proc.pid)  # past the interpreter's start and click's import
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal sends to the foreground process group

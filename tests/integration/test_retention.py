@@ -12,7 +12,7 @@ from typing import Any
 from blackboard import registry
 from blackboard.meta import new_meta, read_meta, write_meta
 from blackboard.paths import PathResolver
-from helpers import REPO, end_payload, spawn_hook, start_payload
+from helpers import REPO, as_from_a_terminal, end_payload, spawn_hook, start_payload
 
 
 def _old_sessions(resolver: PathResolver, count: int) -> None:
@@ -116,7 +116,8 @@ def test_ctrl_c_during_cleanup_leaves_every_session_whole_and_the_next_run_finis
     hook_venv: Path, resolver: PathResolver, project: Path
 ) -> None:
     _old_sessions(resolver, 2000)
-    cleaner = _cleaner(project, hook_venv, start_new_session=True)  # its own process group, like a terminal's
+    # its own process group, like a terminal's, and Ctrl+C reaches it as from one
+    cleaner = _cleaner(project, hook_venv, start_new_session=True, preexec_fn=as_from_a_terminal)
     deadline = time.monotonic() + 60
     while len(os.listdir(resolver.sessions_dir)) > 1500 and time.monotonic() < deadline:
         time.sleep(0.002)
