@@ -403,7 +403,7 @@ def remove_marker(path: str) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
-    except IsADirectoryError:
+    except (IsADirectoryError, PermissionError):  # a folder: Linux says EISDIR, macOS EPERM
         os.rename(path, f"{path}.{time.time_ns()}.aside")
 
 

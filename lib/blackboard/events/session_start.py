@@ -40,9 +40,13 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str:
     try:
         migrate.migrate_if_needed(resolver, cwd, settings.home, settings.environ)
         session.publish_pending(resolver, settings)
-        _publish_what_an_import_left(resolver)
         abandoned = recovery.recover(resolver, session_id, settings, STARTED + RECOVERY_SECONDS)
     except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
+        log_failure(event, settings)
+        troubled = True
+    try:
+        _publish_what_an_import_left(resolver)
+    except Exception:  # noqa: BLE001 - nor a marker it cannot publish or remove: it costs no recovery
         log_failure(event, settings)
         troubled = True
     try:

@@ -39,13 +39,14 @@ class Imported:
     A plain class, as every record a hook makes: ``dataclasses`` imports ``inspect`` (ADR 28).
     """
 
-    __slots__ = ("sessions", "conflicts", "refused", "complete")
+    __slots__ = ("sessions", "conflicts", "refused", "complete", "theirs")
 
     def __init__(self) -> None:
         self.sessions: list[str] = []
         self.conflicts: list[str] = []
         self.refused: list[str] = []
         self.complete = True
+        self.theirs: list[str] = []  # ids this machine wrote that the remote holds from another host
 
 
 def import_commit(
@@ -81,6 +82,7 @@ def import_commit(
         ids = [i for i in ids if not _removed(resolver, state, i, listing.unremoved)]
         ours = [i for i in ids if _written_here(resolver, state, i, host)]
         clashes, continued, planted = _clashes(resolver, state, reader, layout, ours, host)
+        result.theirs = continued + [line.split(":")[0].split("/")[-1] for line in clashes + planted]
         mine = set(ours) - set(continued)
         # This machine's own sessions, as the remote holds them, are not written here: only what
         # the import takes counts (all of the tree when it is read whole, say after a rewrite).
@@ -179,7 +181,8 @@ def _take_removals(resolver: PathResolver, state: State, removed: set[str], host
     refused = []
     for session_id in sorted(removed):
         written_here = _written_here(resolver, state, session_id, host)  # False, too, for one imported earlier
-        if session_id in state.foreign or session_id in state.pushed:
+        sent = session_id in state.pushed and session_id not in state.resend  # resend: not sent to this remote
+        if session_id in state.foreign or sent:
             state.removed[session_id] = None
         elif written_here:
             refused.append(f"removed/{session_id}: this machine's session was never sent; the removal is ignored")
@@ -369,6 +372,8 @@ def _import_session(
             return Refused(f"also sent by {inline(existing.get('host'), 64)}; kept the first one", "conflict")
         same = _same(resolver, session_id, checked.files)
     state.foreign.setdefault(session_id, 0)  # before the move: an import cut short must not take it for ours
+    state.dropped.pop(session_id, None)
+    state.resend.pop(session_id, None)
     if not same:
         _move_in(resolver, session_id, checked.files)
     state.pushed[session_id] = metadata_stamp(resolver, session_id)  # as it came: sent again once worked on here

@@ -57,14 +57,14 @@ class Outgoing:
             dropped += [(f"sessions/{session_id}", None), (f"handoff/handoff-{session_id}.md", None)]
         return sent + dropped + self.others
 
-    def drop_settled(self, state: State, imported: list[str]) -> None:
+    def drop_settled(self, state: State, imported: list[str], theirs: list[str]) -> None:
         """Leave out sessions an import has just brought in (another machine went on in them) or found in
-        conflict: neither sent, nor taken off the remote."""
+        conflict: neither sent, nor taken off the remote; nor is one the remote holds from another host."""
         settled = state.conflicts.keys() | set(imported)
         for session_id in [i for i in self.sessions if i in settled]:
             del self.sessions[session_id]
             del self.signatures[session_id]
-        self.dropped = [i for i in self.dropped if i not in settled]
+        self.dropped = [i for i in self.dropped if i not in settled and i not in theirs]
 
 
 def outgoing(resolver: PathResolver, state: State, host: str, folders: list[str] | None = None) -> Outgoing:
@@ -103,7 +103,8 @@ def outgoing(resolver: PathResolver, state: State, host: str, folders: list[str]
         ]
     # A marker keeps machines from importing a removed session again and tells them of the removal;
     # kept for ever, cleanups would fill the files every machine may read. This machine keeps its newest.
-    out.pruned = list(state.markers)[: max(len(state.markers) + len(out.removals) - MAX_MARKERS_SENT, 0)]
+    older = [i for i in state.markers if i not in out.removals]  # one removed again is added anew
+    out.pruned = older[: max(len(older) + len(out.removals) - MAX_MARKERS_SENT, 0)]
     out.others += [(f"removed/{session_id}", None) for session_id in out.pruned]
     active = sorted(active_session_ids(resolver))
     if active != state.active:

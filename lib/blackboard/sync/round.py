@@ -114,7 +114,7 @@ def sync_round(
             finally:
                 state.save(resolver)  # what moved in is remembered even when the import stopped half-way
             note_status(resolver, "tidy", tidying.problem is None, tidying.problem or "packed when due")
-            out.drop_settled(state, imported.sessions)
+            out.drop_settled(state, imported.sessions, imported.theirs)
             result.imported += imported.sessions
             result.conflicts += imported.conflicts
             result.refused += imported.refused
@@ -191,6 +191,7 @@ def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
     for session_id in out.pruned:
         state.markers.pop(session_id, None)
     for session_id in out.removals:
+        state.markers.pop(session_id, None)  # the newest again
         state.markers[session_id] = None
         state.removed[session_id] = None
         state.dropped.pop(session_id, None)
