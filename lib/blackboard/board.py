@@ -15,7 +15,7 @@ from .fsutil import read_text
 from .ids import validate_session_id
 from .ledger import CLOSED_STATUSES, Item, Ledger, board_key
 from .live import Liveness
-from .meta import ACTIVE, Meta, arrived_by_sync, read_meta, read_meta_or_none, update_meta
+from .meta import ACTIVE, Meta, read_meta, read_meta_or_none, update_meta, written_here
 from .paths import BOARD_FILES, PathResolver
 from .registry import active_session_ids, find_owner, last_active, list_sessions, mark_touched, session_dir
 from .settings import DEFAULT_MAX_VALUE_CHARS, Settings
@@ -330,17 +330,13 @@ def _find(resolver: PathResolver, session_id: str, source: str, cap: int, settin
     )
 
 
-def _written_here(meta: Meta, host: str) -> bool:
-    return meta.get("host") in (None, host) and not arrived_by_sync(meta)
-
-
 def latest_board(resolver: PathResolver, host: str, cap: int = DEFAULT_MAX_VALUE_CHARS) -> Board:
     """The board of the project's most recently active session; of this machine's newest when none is active."""
     found_by = "the most recently active session of this project"
     metas = [read_meta_or_none(resolver.meta_path(i)) for i in active_session_ids(resolver)]
     live = [m for m in metas if m]
     if not live:  # none active: the newest of this machine's own (what came by sync is to read, whatever its host)
-        live = [e.meta for e in list_sessions(resolver) if e.meta and _written_here(e.meta, host)]
+        live = [e.meta for e in list_sessions(resolver) if e.meta and written_here(e.meta, host)]
     if not live:
         name = f"{resolver.project.org}/{resolver.project.name}"
         raise BlackboardError(f"no session of {name} yet; start Claude Code here or pass --session ID")

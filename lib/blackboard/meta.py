@@ -67,6 +67,12 @@ _OPTIONAL_STRINGS = (
 _REQUIRED_STRINGS = ("session_id", "project", "org", "started")
 
 
+def written_here(meta: Mapping[str, object], host: str) -> bool:
+    """Whether a session is this machine's (``host``) own: by the host its metadata names (none before
+    sync was), unless sync brought it (a remote may name this machine)."""
+    return meta.get("host") in (None, host) and not arrived_by_sync(meta)
+
+
 def arrived_by_sync(fields: Mapping[str, object]) -> bool:
     """Whether a session's metadata, or a handoff's front matter, came from another machine by sync.
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from .. import handoff
 from ..fsutil import atomic_write, create_exclusive, json_object, make_dirs, read_bounded, refuse_links
 from ..gitstore import BLOB, Entry, GitFailed, GitTimeout, Reader, Store, TooLarge
-from ..meta import FINISHED, arrived_by_sync, read_meta_or_none
+from ..meta import FINISHED, read_meta_or_none, written_here
 from ..paths import META_FILE, PathResolver
 from ..project import safe_segment
 from ..registry import still_active
@@ -195,7 +195,7 @@ def _written_here(resolver: PathResolver, state: State, session_id: str, host: s
     if session_id in state.foreign or not os.path.lexists(resolver.get_session_blackboard_dir(session_id)):
         return False
     local = read_meta_or_none(resolver.meta_path(session_id)) or {}
-    if local.get("host") not in (None, host) or arrived_by_sync(local):
+    if not written_here(local, host):
         state.foreign[session_id] = 0  # brought in by an import that stopped before it was recorded
         return False
     return True
