@@ -128,9 +128,9 @@ def test_a_new_session_is_told_who_is_here(run_hook, a_edited: Path, claudes: Ca
     assert started.returncode == 0 and started.stderr == b""
     context = started.context
     assert "Other live sessions of this project" in context
-    assert "- a1: this checkout, branch main" in context and "- b2: this checkout" in context
+    assert '- a1: this checkout, branch "main"' in context and "- b2: this checkout" in context
     assert 'asks: "make util.py return 2' in context and "hunter2xyz" not in context
-    assert "edited: util.py (" in context
+    assert 'edited: "util.py" (' in context
     assert "2 other live sessions in this project" in json.loads(started.stdout)["systemMessage"]
 
 
