@@ -78,7 +78,7 @@ def _claims_of(resolver: PathResolver, found: list[Neighbour], viewer: str) -> N
     """What each holds: claimed tasks of the live boards, the viewer's own included (by the session that
     claimed them), and carried work it claims."""
     by_id = {n.session_id: n for n in found}
-    for board_session in [viewer, *by_id]:
+    for board_session in [viewer, *by_id] if viewer else by_id:  # a person at a terminal has no board
         for task in _latest_tasks(resolver, board_session):
             holder = task.fields.get("claimed_in") or board_session
             if task.fields.get("status") == "claimed" and holder in by_id:

@@ -50,7 +50,8 @@ def a_edited(run_hook, project: Path, claude: subprocess.Popen, claudes: Callabl
     env = {"CLAUDE_PID": str(claude.pid)}
     (project / "util.py").write_text("x = 1\n")
     assert run_hook("SessionStart", start_payload("a1", project), env=env).returncode == 0
-    assert run_hook("SessionStart", start_payload("b2", project), env={"CLAUDE_PID": str(claudes().pid)}).returncode == 0
+    other = {"CLAUDE_PID": str(claudes().pid)}
+    assert run_hook("SessionStart", start_payload("b2", project), env=other).returncode == 0
     prompt = {"session_id": "a1", "cwd": str(project), "hook_event_name": "UserPromptSubmit"}
     run_hook("UserPromptSubmit", {**prompt, "prompt": "make util.py return 2, password=hunter2xyz"}, env=env)
     assert (
