@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import time
+from typing import BinaryIO
 
 from .errors import BlackboardError
 from .fsutil import append_line, atomic_write, open_regular, read_bounded
@@ -258,22 +259,27 @@ def _read_all(path: str) -> tuple[Presence, int]:
     try:
         with open_regular(path) as handle:
             size = handle.seek(0, os.SEEK_END)
-            if offset > size:  # a log started again: its state says nothing of it
-                found, offset = Presence(), 0
+            if offset > size or (offset and not _line_starts(handle, offset)):
+                found, offset = Presence(), 0  # a log started again, or a state not folded from it: read the log
             start = max(offset, size - MAX_LOG_READ)  # past the bound only when folding failed for long
+            whole_lines = start == offset or _line_starts(handle, start)
             handle.seek(start)
             data = handle.read(size - start)
-    except FileNotFoundError:
+    except OSError:  # no log yet, or one that is no regular file
         return found, offset
-    except OSError:
-        return found, offset
-    if start > offset:
+    if not whole_lines:
         data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""  # never half a record
     for line in data.decode("utf-8", errors="replace").split("\n"):
         record = _record(line)
         if record is not None:
             found.add(record)
-    return found, start + len(data)
+    return found, size
+
+
+def _line_starts(handle: BinaryIO, offset: int) -> bool:
+    """Whether a line of the log starts at ``offset``."""
+    handle.seek(offset - 1)
+    return handle.read(1) == b"\n"
 
 
 def _fold_into_state(path: str) -> None:
