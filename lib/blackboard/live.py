@@ -31,7 +31,7 @@ from .paths import PathResolver
 from .registry import active_session_ids, last_active
 from .settings import Settings
 
-FOLD_EVERY = 48 * 1024  # about 250 records between folds: what a reader parses line by line at most
+FOLD_EVERY = 16 * 1024  # about 100 records between folds: what a reader parses line by line at most
 MAX_LOG_READ = 1 << 20  # of the log past the fold, when folding has failed for long
 MAX_STATE_BYTES = 16 << 20
 KEEP_SECONDS = 7 * 86400  # a fold forgets edits older than any edit window in use

@@ -109,9 +109,10 @@ def lines(found: list[Neighbour], total: int, here: str | None) -> list[str]:
         if neighbour.request:
             shown.append(f"  asks: {quoted(neighbour.request, 200)}")
         if neighbour.edits:
-            files = [f"{quoted(path, 120)} ({describe_age(max(now - at, 0))} ago)" for at, path, _ in neighbour.edits]
-            more = f", and {len(files) - MAX_FILES} more" if len(files) > MAX_FILES else ""
-            shown.append(f"  edited: {', '.join(files[:MAX_FILES])}{more}")
+            edits = neighbour.edits[:MAX_FILES]  # only those shown are quoted: a session may have edited thousands
+            files = [f"{quoted(path, 120)} ({describe_age(max(now - at, 0))} ago)" for at, path, _ in edits]
+            more = len(neighbour.edits) - len(edits)
+            shown.append(f"  edited: {', '.join(files)}" + (f", and {more} more" if more else ""))
         for key, text, since in neighbour.claims[:5]:
             shown.append(f"  claims: {_short(key)} {quoted(text, 100)} (since {_since(since)})")
     if total > len(found):
