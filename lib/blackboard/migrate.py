@@ -5,12 +5,16 @@ Under the root they move: a project's ``.blackboard/*.md``, and the old global
 (docs/adr/0004-legacy-migration.md). From a mnemonic store they are copied, and mnemonic
 is left as it was (docs/adr/0017-importing-a-mnemonic-store.md). A project whose name
 changed when hosts entered its identity takes its former board's handoff along
-(docs/adr/0018-hosts-in-project-identity.md). A file git tracks came with a repository: it is
+(docs/adr/0018-hosts-in-project-identity.md). A board a repository without a remote had
+under a worktree's or a link's own name moves into the repository's board
+(docs/adr/0031-one-project-every-way-in.md). A file git tracks came with a repository: it is
 left where it is, never moved, copied or made a handoff (docs/adr/0024-what-the-repository-ships.md).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
@@ -36,10 +40,12 @@ from .ids import is_session_id
 from .locks import file_lock
 from .meta import read_meta_or_none
 from .paths import PathResolver
-from .project import Project, former_name
+from .project import Project, former_local_name, former_name
 from .redact import redact_prefix
 
 MANIFEST = "_migration.json"
+MERGED_PARTS = ("sessions", "handoff", "_active", "_unpublished", "_claims")  # one entry per session or task
+BOARD_ASIDE = "board-"  # _legacy/board-{former id}/: what of a former board could not join this one
 LEFT = "tracked by git: the repository's, not this user's"
 _SEPARATOR = r"(?m)^---[ \t]*$"
 _FIELD = r"(?m)^\*\*(Session|Time):\*\*[ \t]*(.+?)[ \t]*$"
@@ -91,6 +97,7 @@ def migrate_if_needed(resolver: PathResolver, cwd: str, home: str, environ: Mapp
     the user's home. ``environ`` is what git runs with, when a source is in a checkout.
     """
     carry_over_former_handoff(resolver)  # first: it only acts while the project has no board yet
+    move_former_boards(resolver, cwd)  # before the flat files: a board it brings may hold some
     moved: list[PlannedMove] = []
     for source, legacy_dir in resolver.legacy_locations():
         if _unsettled(legacy_dir, source, legacy_files(source)):
@@ -272,6 +279,112 @@ def carry_over_former_handoff(resolver: PathResolver) -> bool:
     return True
 
 
+def move_former_boards(resolver: PathResolver, cwd: str) -> list[str]:
+    """Move the board this way in had under its former local id into the project's board, once; the ids moved.
+
+    Before ADR 31 a repository without a remote was a project per worktree and per link
+    (``local/widget-review-…``, ``local/current-…``), and a folder reached through a link was
+    named after the link. The board under that id is moved here whole: each session, handoff,
+    marker and claim into its place, what is already taken (and anything else) into
+    ``_legacy/board-{former id}/``, so nothing is lost. Under the manifest's lock and checked
+    again after taking it, as the flat files are: concurrent starts move it once. Costs a
+    ``stat`` when there is nothing to move.
+    """
+    project = resolver.project
+    if project.org != "local" or project.remote:
+        return []  # a project named after its remote kept its name
+    former = former_local_name(project.toplevel or os.path.abspath(cwd))
+    old = PathResolver(resolver.root, Project("local", former, None, "former local id"))
+    if old.project_dir == resolver.project_dir or not os.path.isdir(old.project_dir):
+        return []
+    return [former] if _move_board(resolver, old) else []
+
+
+def _move_board(resolver: PathResolver, old: PathResolver) -> bool:
+    refuse_links(resolver.root, old.project_dir)
+    legacy_dir = resolver.get_legacy_dir()
+    refuse_links(resolver.root, legacy_dir)
+    make_dirs(legacy_dir)
+    with file_lock(os.path.join(legacy_dir, MANIFEST)):
+        if not os.path.isdir(old.project_dir):  # re-check: another session may have moved it meanwhile
+            return False
+        aside = os.path.join(legacy_dir, BOARD_ASIDE + old.project.name)
+        records: list[dict[str, object]] = []
+        try:
+            for part in sorted(os.listdir(old.project_dir)):
+                source = os.path.join(old.project_dir, part)
+                if part in MERGED_PARTS and os.path.isdir(source) and not os.path.islink(source):
+                    for name in sorted(os.listdir(source)):
+                        records.append(_move_entry(resolver, os.path.join(part, name), source, aside))
+                    _remove_empty(source)
+                else:
+                    records.append(_set_aside(resolver, source, os.path.join(aside, part)))
+        finally:
+            if records:
+                _record(legacy_dir, old.project_dir, records, board=True)
+        _remove_empty(old.project_dir)
+        _remove_empty(os.path.dirname(old.project_dir))
+    return True
+
+
+def _move_entry(resolver: PathResolver, relative: str, old_part: str, aside: str) -> dict[str, object]:
+    """Move one session, handoff, marker or claim of a former board to its place here, or aside when taken."""
+    source = os.path.join(old_part, os.path.basename(relative))
+    target = os.path.join(resolver.project_dir, relative)
+    if relative == os.path.join("handoff", "latest-handoff.md") and os.path.lexists(target):
+        found = handoff.read_handoff(source)
+        if found is not None:  # two latest handoffs: the newer stays the latest, the other joins its history
+            handoff.publish_latest(resolver, handoff.dump_front_matter(found[0]) + found[1])
+        return {**_set_aside(resolver, source, os.path.join(aside, relative)), "published": found is not None}
+    make_dirs(os.path.dirname(target))
+    if _move_new(source, target):
+        return {"file": relative, "moved_to": os.path.relpath(target, resolver.project_dir)}
+    return _set_aside(resolver, source, os.path.join(aside, relative))
+
+
+def _set_aside(resolver: PathResolver, source: str, target: str) -> dict[str, object]:
+    """Move ``source`` to ``target`` (under ``_legacy/board-…``), or beside it under a free name."""
+    make_dirs(os.path.dirname(target))
+    candidate, n = target, 2
+    while not _move_new(source, candidate):
+        candidate, n = f"{target}.{n}", n + 1
+    return {"file": os.path.basename(source), "set_aside": os.path.relpath(candidate, resolver.project_dir)}
+
+
+def _move_new(source: str, target: str) -> bool:
+    """Move ``source`` to ``target`` unless something is there already (then False); never replaces.
+
+    A file is linked in, then unlinked: ``rename`` would replace a file another process just
+    wrote. A folder's ``rename`` fails on a folder with content, and takes an empty one's place.
+    """
+    if os.path.lexists(target):
+        return False
+    if os.path.isdir(source) and not os.path.islink(source):
+        try:
+            os.rename(source, target)
+        except OSError as exc:
+            if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                return False
+            raise
+        return True
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        os.rename(source, target)  # a file system without hard links: checked just above, under the lock
+        return True
+    os.unlink(source)
+    return True
+
+
+def _remove_empty(folder: str) -> None:
+    with contextlib.suppress(OSError):  # not empty (or gone): kept
+        os.rmdir(folder)
+
+
 def _free_name(name: str, taken: set[str]) -> str:
     if name not in taken:
         return name
@@ -292,7 +405,9 @@ def _size_and_sha256(path: str) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def _record(legacy_dir: str, source: str, records: list[dict[str, object]], copied: bool = False) -> None:
+def _record(
+    legacy_dir: str, source: str, records: list[dict[str, object]], copied: bool = False, board: bool = False
+) -> None:
     path = os.path.join(legacy_dir, MANIFEST)
     try:
         manifest = json.loads(read_text(path) or '{"migrations": []}')
@@ -301,6 +416,8 @@ def _record(legacy_dir: str, source: str, records: list[dict[str, object]], copi
     run: dict[str, object] = {"at": now_iso(), "source": source, "files": records}
     if copied:
         run["copied"] = True  # from mnemonic, whose files stay as they were
+    if board:
+        run["board"] = True  # a whole board kept under a former id, now this project's
     manifest.setdefault("migrations", []).append(run)
     atomic_write(path, json.dumps(manifest, indent=2) + "\n")
 
