@@ -188,9 +188,12 @@ def _config_value(value: str) -> str:
 
 
 def _read(path: str) -> str | None:
-    """A regular file's text, at most 1 MiB; a FIFO or a device (``.git`` can be anything) is None."""
+    """A regular file's text, at most 1 MiB; a FIFO or a device (``.git`` can be anything) is None.
+
+    So is a path with a NUL in it, which a ``gitdir:`` line may hold.
+    """
     try:
         data = read_bounded(path, MAX_GIT_FILE, follow=True)
-    except OSError:
+    except (OSError, ValueError):
         return None
     return None if data is None else data.decode("utf-8", errors="replace")
