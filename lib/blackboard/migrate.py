@@ -318,7 +318,7 @@ def _move_board(resolver: PathResolver, old: PathResolver) -> bool:
                         records.append(_move_entry(resolver, os.path.join(part, name), source, aside))
                     _remove_empty(source)
                 else:
-                    records.append(_set_aside(resolver, source, os.path.join(aside, part)))
+                    records.append(_set_aside(resolver, part, source, os.path.join(aside, part)))
         finally:
             if records:
                 _record(legacy_dir, old.project_dir, records, board=True)
@@ -335,20 +335,20 @@ def _move_entry(resolver: PathResolver, relative: str, old_part: str, aside: str
         found = handoff.read_handoff(source)
         if found is not None:  # two latest handoffs: the newer stays the latest, the other joins its history
             handoff.publish_latest(resolver, handoff.dump_front_matter(found[0]) + found[1])
-        return {**_set_aside(resolver, source, os.path.join(aside, relative)), "published": found is not None}
+        return {**_set_aside(resolver, relative, source, os.path.join(aside, relative)), "published": found is not None}
     make_dirs(os.path.dirname(target))
     if _move_new(source, target):
         return {"file": relative, "moved_to": os.path.relpath(target, resolver.project_dir)}
-    return _set_aside(resolver, source, os.path.join(aside, relative))
+    return _set_aside(resolver, relative, source, os.path.join(aside, relative))
 
 
-def _set_aside(resolver: PathResolver, source: str, target: str) -> dict[str, object]:
-    """Move ``source`` to ``target`` (under ``_legacy/board-…``), or beside it under a free name."""
+def _set_aside(resolver: PathResolver, relative: str, source: str, target: str) -> dict[str, object]:
+    """Move ``source`` (``relative`` in its board) to ``target`` under ``_legacy/board-…``, or beside it."""
     make_dirs(os.path.dirname(target))
     candidate, n = target, 2
     while not _move_new(source, candidate):
         candidate, n = f"{target}.{n}", n + 1
-    return {"file": os.path.basename(source), "set_aside": os.path.relpath(candidate, resolver.project_dir)}
+    return {"file": relative, "set_aside": os.path.relpath(candidate, resolver.project_dir)}
 
 
 def _move_new(source: str, target: str) -> bool:
