@@ -74,7 +74,7 @@ def legacy_files(directory: str) -> list[str]:
 
 def plan(resolver: PathResolver, cwd: str, home: str, environ: Mapping[str, str]) -> list[PlannedMove]:
     """What a migration would move or copy now (``blackboard migrate --dry-run``)."""
-    moves = []
+    moves = _planned_board_moves(resolver, cwd)
     for source, legacy_dir in resolver.legacy_locations():
         taken = set(os.listdir(legacy_dir)) if os.path.isdir(legacy_dir) else set()
         for path in _users_files(_unsettled(legacy_dir, source, legacy_files(source)), environ) or []:
@@ -97,8 +97,7 @@ def migrate_if_needed(resolver: PathResolver, cwd: str, home: str, environ: Mapp
     the user's home. ``environ`` is what git runs with, when a source is in a checkout.
     """
     carry_over_former_handoff(resolver)  # first: it only acts while the project has no board yet
-    move_former_boards(resolver, cwd)  # before the flat files: a board it brings may hold some
-    moved: list[PlannedMove] = []
+    moved = move_former_boards(resolver, cwd)
     for source, legacy_dir in resolver.legacy_locations():
         if _unsettled(legacy_dir, source, legacy_files(source)):
             moved += _migrate_source(resolver, source, legacy_dir, environ)
@@ -279,8 +278,8 @@ def carry_over_former_handoff(resolver: PathResolver) -> bool:
     return True
 
 
-def move_former_boards(resolver: PathResolver, cwd: str) -> list[str]:
-    """Move the board this way in had under its former local id into the project's board, once; the ids moved.
+def move_former_boards(resolver: PathResolver, cwd: str) -> list[PlannedMove]:
+    """Move the board this way in had under its former local id into the project's board, once.
 
     Before ADR 31 a repository without a remote was a project per worktree and per link
     (``local/widget-review-…``, ``local/current-…``), and a folder reached through a link was
@@ -290,46 +289,96 @@ def move_former_boards(resolver: PathResolver, cwd: str) -> list[str]:
     again after taking it, as the flat files are: concurrent starts move it once. Costs a
     ``stat`` when there is nothing to move.
     """
+    old = _former_board(resolver, cwd)
+    return [] if old is None else _move_board(resolver, old)
+
+
+def _former_board(resolver: PathResolver, cwd: str) -> PathResolver | None:
+    """The board this way in (checkout as reached, or the folder outside git) had under its former id, if any."""
     project = resolver.project
     if project.org != "local" or project.remote:
-        return []  # a project named after its remote kept its name
+        return None  # a project named after its remote kept its name
     former = former_local_name(project.toplevel or os.path.abspath(cwd))
     old = PathResolver(resolver.root, Project("local", former, None, "former local id"))
-    if old.project_dir == resolver.project_dir or not os.path.isdir(old.project_dir):
+    return old if old.project_dir != resolver.project_dir and os.path.isdir(old.project_dir) else None
+
+
+def _board_entries(old: PathResolver) -> list[tuple[str, bool]]:
+    """``(path in the former board, whether it joins the same place here)``: each session, handoff, marker
+    and claim does; anything else is kept aside whole."""
+    entries = []
+    for part in sorted(os.listdir(old.project_dir)):
+        source = os.path.join(old.project_dir, part)
+        if part in MERGED_PARTS and os.path.isdir(source) and not os.path.islink(source):
+            entries += [(os.path.join(part, name), True) for name in sorted(os.listdir(source))]
+        else:
+            entries.append((part, False))
+    return entries
+
+
+def _planned_board_moves(resolver: PathResolver, cwd: str) -> list[PlannedMove]:
+    """What ``move_former_boards`` would move now, and where (``blackboard migrate --dry-run``)."""
+    old = _former_board(resolver, cwd)
+    if old is None:
         return []
-    return [former] if _move_board(resolver, old) else []
+    aside = os.path.join(resolver.get_legacy_dir(), BOARD_ASIDE + old.project.name)
+    moves = []
+    for relative, joins in _board_entries(old):
+        target = os.path.join(resolver.project_dir, relative)
+        destination = target if joins and not os.path.lexists(target) else os.path.join(aside, relative)
+        source = os.path.join(old.project_dir, relative)
+        moves.append(PlannedMove(source, destination, _tree_size(source)))
+    return moves
 
 
-def _move_board(resolver: PathResolver, old: PathResolver) -> bool:
+def _move_board(resolver: PathResolver, old: PathResolver) -> list[PlannedMove]:
     refuse_links(resolver.root, old.project_dir)
     legacy_dir = resolver.get_legacy_dir()
     refuse_links(resolver.root, legacy_dir)
     make_dirs(legacy_dir)
     with file_lock(os.path.join(legacy_dir, MANIFEST)):
         if not os.path.isdir(old.project_dir):  # re-check: another session may have moved it meanwhile
-            return False
+            return []
         aside = os.path.join(legacy_dir, BOARD_ASIDE + old.project.name)
         records: list[dict[str, object]] = []
+        moves = []
         try:
-            for part in sorted(os.listdir(old.project_dir)):
-                source = os.path.join(old.project_dir, part)
-                if part in MERGED_PARTS and os.path.isdir(source) and not os.path.islink(source):
-                    for name in sorted(os.listdir(source)):
-                        records.append(_move_entry(resolver, os.path.join(part, name), source, aside))
-                    _remove_empty(source)
+            for relative, joins in _board_entries(old):
+                source = os.path.join(old.project_dir, relative)
+                size = _tree_size(source)
+                if joins:
+                    record = _move_entry(resolver, relative, source, aside)
                 else:
-                    records.append(_set_aside(resolver, part, source, os.path.join(aside, part)))
+                    record = _set_aside(resolver, relative, source, os.path.join(aside, relative))
+                records.append({**record, "size": size})
+                destination = str(record.get("moved_to") or record.get("set_aside"))
+                moves.append(PlannedMove(source, os.path.join(resolver.project_dir, destination), size))
         finally:
             if records:
                 _record(legacy_dir, old.project_dir, records, board=True)
+        for part in MERGED_PARTS:
+            _remove_empty(os.path.join(old.project_dir, part))
         _remove_empty(old.project_dir)
         _remove_empty(os.path.dirname(old.project_dir))
-    return True
+    return moves
 
 
-def _move_entry(resolver: PathResolver, relative: str, old_part: str, aside: str) -> dict[str, object]:
+def _tree_size(path: str) -> int:
+    """Bytes of a file, or of every file under a folder (links not followed); what vanishes meanwhile counts 0."""
+    if not os.path.isdir(path) or os.path.islink(path):
+        return _size(path)
+    return sum(_size(os.path.join(top, name)) for top, _, names in os.walk(path) for name in names)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
+
+
+def _move_entry(resolver: PathResolver, relative: str, source: str, aside: str) -> dict[str, object]:
     """Move one session, handoff, marker or claim of a former board to its place here, or aside when taken."""
-    source = os.path.join(old_part, os.path.basename(relative))
     target = os.path.join(resolver.project_dir, relative)
     if relative == os.path.join("handoff", "latest-handoff.md") and os.path.lexists(target):
         found = handoff.read_handoff(source)
@@ -338,7 +387,7 @@ def _move_entry(resolver: PathResolver, relative: str, old_part: str, aside: str
         return {**_set_aside(resolver, relative, source, os.path.join(aside, relative)), "published": found is not None}
     make_dirs(os.path.dirname(target))
     if _move_new(source, target):
-        return {"file": relative, "moved_to": os.path.relpath(target, resolver.project_dir)}
+        return {"file": relative, "moved_to": relative}
     return _set_aside(resolver, relative, source, os.path.join(aside, relative))
 
 

@@ -362,12 +362,17 @@ def read_manifest(resolver: PathResolver) -> str:
     return (Path(resolver.get_legacy_dir()) / migrate.MANIFEST).read_text()
 
 
-def test_a_former_board_moves_once(tmp_path: Path, root: Path) -> None:
+def test_a_former_board_moves_once_as_the_dry_run_said(tmp_path: Path, root: Path) -> None:
     _, review = _worktree(tmp_path)
     former = _former_board(root, review, "old-review", "first")
     resolver = _board_of(root, review)
-    assert migrate.move_former_boards(resolver, str(review)) == [former.project.name]
+    planned = migrate.plan(resolver, str(review), os.environ["HOME"], os.environ)
+    assert os.path.isdir(former.project_dir)  # a dry run moves nothing
+    moved = migrate.move_former_boards(resolver, str(review))
+    assert [(m.source, m.destination, m.size) for m in moved] == [(m.source, m.destination, m.size) for m in planned]
+    assert os.path.join(former.sessions_dir, "old-review") in {m.source for m in moved}
     assert migrate.move_former_boards(resolver, str(review)) == []
+    assert migrate.plan(resolver, str(review), os.environ["HOME"], os.environ) == []
     assert len(json.loads(read_manifest(resolver))["migrations"]) == 1
 
 
