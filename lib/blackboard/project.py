@@ -185,11 +185,12 @@ def identify_project(cwd: str) -> Project:
             return Project(parsed[0], parsed[1], git.branch, why, git.origin_url, git.toplevel)
     if git is None:
         folder = os.path.realpath(cwd)
-        return Project("local", local_name(folder), None, f"not a git repository: the folder {folder}")
+        return Project("local", local_name(folder), None, f"not a git repository: the folder {folder} (links resolved)")
     common = common_git_dir(git.toplevel)
     if common is None:  # a `.git` that leads nowhere sensible: the checkout's own folder, as outside git
         folder = os.path.realpath(git.toplevel)
         why = f"git repository without an origin remote, whose .git leads to no repository: the folder {folder}"
+        why += " (links resolved)"
         return Project("local", local_name(folder), git.branch, why, None, git.toplevel)
     home, name = repository_home(common)
     why = (
