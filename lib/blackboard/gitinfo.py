@@ -6,12 +6,14 @@ docs/adr/0002-project-identity.md for what this does not cover.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 
 from .fsutil import read_bounded
 
 MAX_GIT_FILE = 1024 * 1024
+MAX_WORKTREES = 256  # worktrees of one repository looked at; a folder of thousands is no one's real setup
 MAX_PATH_CHARS = 4096  # PATH_MAX: a longer ``commondir`` names no folder
 SHA = r"[0-9a-f]{40}(?:[0-9a-f]{24})?"  # SHA-1, or SHA-256 in a repository that uses it
 
@@ -76,6 +78,26 @@ def common_git_dir(toplevel: str) -> str | None:
     if common is None or not all(os.path.isdir(os.path.join(common, part)) for part in ("objects", "refs")):
         return None  # what git itself asks of a repository before it takes a folder for one
     return os.path.realpath(common)
+
+
+def worktree_checkouts(common: str) -> list[str]:
+    """The top folders of the worktrees a repository lists (``{common}/worktrees/*/gitdir``), as git wrote them.
+
+    At most ``MAX_WORKTREES``; a line that is not an absolute path to a ``.git`` is passed over.
+    Nothing here proves the folder is still that worktree: the caller asks its ``.git``.
+    """
+    try:
+        with os.scandir(os.path.join(common, "worktrees")) as entries:
+            names = [entry.name for entry in itertools.islice(entries, MAX_WORKTREES)]
+    except OSError:
+        return []
+    found = []
+    for name in sorted(names):
+        lines = (_read(os.path.join(common, "worktrees", name, "gitdir")) or "").splitlines()
+        line = lines[0].strip() if lines else ""
+        if os.path.isabs(line) and os.path.basename(line) == ".git" and "\0" not in line:
+            found.append(os.path.dirname(line))
+    return found
 
 
 def _shared_dir(git_dir: str) -> str | None:

@@ -36,11 +36,12 @@ from .fsutil import (
     refuse_links,
     resolves_inside,
 )
+from .gitinfo import common_git_dir, worktree_checkouts
 from .ids import is_session_id
 from .locks import file_lock
 from .meta import read_meta_or_none
 from .paths import PathResolver
-from .project import Project, former_local_name, former_name
+from .project import Project, former_local_name, former_name, identify_project
 from .redact import redact_prefix
 
 MANIFEST = "_migration.json"
@@ -279,28 +280,54 @@ def carry_over_former_handoff(resolver: PathResolver) -> bool:
 
 
 def move_former_boards(resolver: PathResolver, cwd: str) -> list[PlannedMove]:
-    """Move the board this way in had under its former local id into the project's board, once.
+    """Move the boards this project had under former local ids into its board, each once.
 
     Before ADR 31 a repository without a remote was a project per worktree and per link
     (``local/widget-review-…``, ``local/current-…``), and a folder reached through a link was
-    named after the link. The board under that id is moved here whole: each session, handoff,
-    marker and claim into its place, what is already taken (and anything else) into
-    ``_legacy/board-{former id}/``, so nothing is lost. Under the manifest's lock and checked
-    again after taking it, as the flat files are: concurrent starts move it once. Costs a
-    ``stat`` when there is nothing to move.
+    named after the link. The boards looked for: the one of this way in (the checkout as
+    reached, or the folder outside git), and those of the repository's other worktrees. Each
+    is moved here whole: each session, handoff, marker and claim into its place, what is
+    already taken (and anything else) into ``_legacy/board-{former id}/``, so nothing is lost.
+    Under the manifest's lock and checked again after taking it, as the flat files are:
+    concurrent starts move it once. Costs a ``stat`` a way in when there is nothing to move.
     """
-    old = _former_board(resolver, cwd)
-    return [] if old is None else _move_board(resolver, old)
+    moves = []
+    for old in _former_boards(resolver, cwd):
+        moves += _move_board(resolver, old)
+    return moves
 
 
-def _former_board(resolver: PathResolver, cwd: str) -> PathResolver | None:
-    """The board this way in (checkout as reached, or the folder outside git) had under its former id, if any."""
+def _former_boards(resolver: PathResolver, cwd: str) -> list[PathResolver]:
+    """The boards kept under a former id of this project that are there now."""
     project = resolver.project
     if project.org != "local" or project.remote:
-        return None  # a project named after its remote kept its name
-    former = former_local_name(project.toplevel or os.path.abspath(cwd))
-    old = PathResolver(resolver.root, Project("local", former, None, "former local id"))
-    return old if old.project_dir != resolver.project_dir and os.path.isdir(old.project_dir) else None
+        return []  # a project named after its remote kept its name
+    here = project.toplevel or os.path.abspath(cwd)
+    common = common_git_dir(project.toplevel) if project.toplevel else None
+    found: list[PathResolver] = []
+    for way_in in [here] + (worktree_checkouts(common) if common else []):
+        old = PathResolver(resolver.root, Project("local", former_local_name(way_in), None, "former local id"))
+        if old.project_dir in [resolver.project_dir, *(f.project_dir for f in found)]:
+            continue
+        if not os.path.isdir(old.project_dir):
+            continue
+        if way_in != here and identify_project(way_in) != project:
+            continue  # a worktree the repository lists but that is no longer its own: its board is not ours
+        found.append(old)
+    return found
+
+
+def _planned_board_moves(resolver: PathResolver, cwd: str) -> list[PlannedMove]:
+    """What ``move_former_boards`` would move now, and where (``blackboard migrate --dry-run``)."""
+    moves = []
+    for old in _former_boards(resolver, cwd):
+        aside = os.path.join(resolver.get_legacy_dir(), BOARD_ASIDE + old.project.name)
+        for relative, joins in _board_entries(old):
+            target = os.path.join(resolver.project_dir, relative)
+            destination = target if joins and not os.path.lexists(target) else os.path.join(aside, relative)
+            source = os.path.join(old.project_dir, relative)
+            moves.append(PlannedMove(source, destination, _tree_size(source)))
+    return moves
 
 
 def _board_entries(old: PathResolver) -> list[tuple[str, bool]]:
@@ -314,21 +341,6 @@ def _board_entries(old: PathResolver) -> list[tuple[str, bool]]:
         else:
             entries.append((part, False))
     return entries
-
-
-def _planned_board_moves(resolver: PathResolver, cwd: str) -> list[PlannedMove]:
-    """What ``move_former_boards`` would move now, and where (``blackboard migrate --dry-run``)."""
-    old = _former_board(resolver, cwd)
-    if old is None:
-        return []
-    aside = os.path.join(resolver.get_legacy_dir(), BOARD_ASIDE + old.project.name)
-    moves = []
-    for relative, joins in _board_entries(old):
-        target = os.path.join(resolver.project_dir, relative)
-        destination = target if joins and not os.path.lexists(target) else os.path.join(aside, relative)
-        source = os.path.join(old.project_dir, relative)
-        moves.append(PlannedMove(source, destination, _tree_size(source)))
-    return moves
 
 
 def _move_board(resolver: PathResolver, old: PathResolver) -> list[PlannedMove]:

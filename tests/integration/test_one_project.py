@@ -110,6 +110,20 @@ def test_a_live_session_on_a_former_board_is_seen_once_its_board_moves(
     assert not os.path.lexists(former.project_dir)  # the session goes on in its board's new place
 
 
+def test_a_start_in_the_main_checkout_sees_a_worktrees_session_on_its_former_board(
+    run_hook, ways_in: dict[str, Path], root: Path, claude: subprocess.Popen
+) -> None:
+    review = ways_in["widget-review"]
+    former = PathResolver(str(root), Project("local", former_local_name(str(review)), None, "before ADR 31"))
+    session.start(former, "old1", "startup", {"cwd": str(review)}, settings_now(CLAUDE_PID=str(claude.pid)))
+
+    context = _started(run_hook, "new2", ways_in["widget"], claude).context
+
+    (line,) = [line for line in context.splitlines() if line.startswith("- old1: ")]
+    assert "widget-review" in line, line  # named by its worktree
+    assert not os.path.lexists(former.project_dir)
+
+
 def test_sessions_starting_at_once_move_a_former_board_exactly_once(
     hook_venv: Path, ways_in: dict[str, Path], root: Path
 ) -> None:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from blackboard.gitinfo import checkout_around, common_git_dir, find_git, parse_config
+from blackboard.gitinfo import checkout_around, common_git_dir, find_git, parse_config, worktree_checkouts
 from helpers import make_git_project
 
 GIT_IDENTITY = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
@@ -128,3 +128,30 @@ def test_a_repository_without_a_dot_git_has_no_common_dir(tmp_path: Path) -> Non
     assert common_git_dir(str(tmp_path)) is None
     (tmp_path / ".git").write_bytes(b"\xff" * 100)
     assert common_git_dir(str(tmp_path)) is None
+
+
+def test_a_repository_lists_its_worktrees(tmp_path: Path) -> None:
+    repo, review = _with_worktree(tmp_path)
+    assert worktree_checkouts(str(repo / ".git")) == [str(review)]
+    assert worktree_checkouts(str(review / ".git")) == []  # a worktree's .git file is no common dir
+
+
+def test_a_repositorys_list_of_worktrees_is_bounded_and_hostile_lines_are_passed_over(tmp_path: Path) -> None:
+    worktrees = tmp_path / "common" / "worktrees"
+    lines = {
+        "relative": "../wt/.git\n",
+        "not-a-dot-git": f"{tmp_path}/wt/config\n",
+        "empty": "",
+        "huge": "/" + "x" * (2 * 1024 * 1024),
+        "good": f"{tmp_path}/wt/.git\n",
+    }
+    for name, line in lines.items():
+        (worktrees / name).mkdir(parents=True)
+        (worktrees / name / "gitdir").write_text(line)
+    (worktrees / "fifo").mkdir()
+    os.mkfifo(worktrees / "fifo" / "gitdir")
+    assert worktree_checkouts(str(tmp_path / "common")) == [f"{tmp_path}/wt"]
+    for n in range(300):
+        (worktrees / f"w{n}").mkdir()
+        (worktrees / f"w{n}" / "gitdir").write_text(f"/src/w{n}/.git\n")
+    assert len(worktree_checkouts(str(tmp_path / "common"))) <= 256

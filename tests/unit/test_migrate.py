@@ -423,3 +423,32 @@ def test_a_project_named_after_its_remote_takes_no_local_board(tmp_path: Path, r
     resolver = _board_of(root, tmp_path / "current")
     assert migrate.move_former_boards(resolver, str(tmp_path / "current")) == []
     assert os.path.isfile(former.meta_path("local-1"))
+
+
+def test_a_start_in_the_main_checkout_brings_every_worktrees_former_board(tmp_path: Path, root: Path) -> None:
+    repo, review = _worktree(tmp_path)
+    former = _former_board(root, review, "old-review", "the review is half done")
+    resolver = _board_of(root, repo)
+
+    migrate.migrate_if_needed(resolver, str(repo), os.environ["HOME"], os.environ)
+
+    assert os.path.isfile(resolver.meta_path("old-review"))
+    assert not os.path.lexists(former.project_dir)
+
+
+def test_a_worktree_the_repository_lists_but_that_is_another_folder_now_keeps_its_board(
+    tmp_path: Path, root: Path
+) -> None:
+    """``.git/worktrees/x/gitdir`` may name any folder: only one whose ``.git`` leads back here is this project's."""
+    repo, _ = _worktree(tmp_path)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    listed = Path(repo / ".git" / "worktrees" / "elsewhere")
+    listed.mkdir()
+    (listed / "gitdir").write_text(f"{notes}/.git\n")
+    theirs = _former_board(root, notes, "notes-1", "notes of a folder outside git")
+    assert _board_of(root, notes).project_dir == theirs.project_dir  # that folder's board today
+
+    migrate.migrate_if_needed(_board_of(root, repo), str(repo), os.environ["HOME"], os.environ)
+
+    assert os.path.isfile(theirs.meta_path("notes-1"))
