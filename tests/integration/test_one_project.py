@@ -5,7 +5,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,12 +19,18 @@ GIT_IDENTITY = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c",
 
 
 @pytest.fixture
-def claude() -> Iterator[subprocess.Popen]:
-    """A process standing in for the Claude Code that runs the sessions: alive for the test."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
-    yield proc
-    proc.kill()
-    proc.wait()
+def claude() -> Iterator[Callable[[], str]]:
+    """Start a process standing in for one session's Claude Code (one process runs one conversation): its pid."""
+    procs: list[subprocess.Popen] = []
+
+    def start() -> str:
+        procs.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"]))
+        return str(procs[-1].pid)
+
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait()
 
 
 @pytest.fixture
@@ -40,8 +46,8 @@ def ways_in(tmp_path: Path) -> dict[str, Path]:
     return {"widget": repo, "widget-review": review, "current": tmp_path / "current"}
 
 
-def _started(run_hook, session_id: str, cwd: Path, claude: subprocess.Popen):  # type: ignore[no-untyped-def]
-    result = run_hook("SessionStart", start_payload(session_id, cwd), env={"CLAUDE_PID": str(claude.pid)})
+def _started(run_hook, session_id: str, cwd: Path, pid: str):  # type: ignore[no-untyped-def]
+    result = run_hook("SessionStart", start_payload(session_id, cwd), env={"CLAUDE_PID": pid})
     assert result.returncode == 0 and result.stderr == b"", result.stderr
     return result
 
@@ -59,27 +65,27 @@ def _edit(session_id: str, cwd: Path, path: Path, event: str, mode: str = "defau
 
 
 def test_sessions_in_two_worktrees_and_a_link_share_one_board(
-    run_hook, ways_in: dict[str, Path], root: Path, claude: subprocess.Popen
+    run_hook, ways_in: dict[str, Path], root: Path, claude: Callable[[], str]
 ) -> None:
-    _started(run_hook, "a1", ways_in["widget"], claude)
+    _started(run_hook, "a1", ways_in["widget"], claude())
 
-    in_review = _started(run_hook, "b2", ways_in["widget-review"], claude).context
+    in_review = _started(run_hook, "b2", ways_in["widget-review"], claude()).context
     assert "Other live sessions of this project" in in_review
     assert "- a1: " in in_review
 
-    through_link = _started(run_hook, "c3", ways_in["current"], claude).context
+    through_link = _started(run_hook, "c3", ways_in["current"], claude()).context
     assert "- a1: this checkout" in through_link and "- b2: " in through_link
     assert os.listdir(root / "local") == [former_local_name(str(ways_in["widget"]))]  # the main checkout's board
 
 
 def test_the_guard_sees_an_edit_made_through_a_link(
-    run_hook, ways_in: dict[str, Path], claude: subprocess.Popen
+    run_hook, ways_in: dict[str, Path], claude: Callable[[], str]
 ) -> None:
     """a1 works in ``current`` (a link to the checkout), b2 in the checkout itself: one file, one guard."""
-    env = {"CLAUDE_PID": str(claude.pid)}
+    env = {"CLAUDE_PID": claude()}
     current, widget = ways_in["current"], ways_in["widget"]
-    _started(run_hook, "a1", current, claude)
-    _started(run_hook, "b2", widget, claude)
+    _started(run_hook, "a1", current, env["CLAUDE_PID"])
+    _started(run_hook, "b2", widget, claude())
     assert run_hook("PostToolUse", _edit("a1", current, current / "util.py", "PostToolUse"), env=env).returncode == 0
 
     asked = run_hook("PreToolUse", _edit("b2", widget, widget / "util.py", "PreToolUse", "bypassPermissions"))
@@ -94,30 +100,31 @@ def test_the_guard_sees_an_edit_made_through_a_link(
 
 
 def test_a_live_session_on_a_former_board_is_seen_once_its_board_moves(
-    run_hook, ways_in: dict[str, Path], root: Path, claude: subprocess.Popen
+    run_hook, ways_in: dict[str, Path], root: Path, claude: Callable[[], str]
 ) -> None:
     """Upgrading with a session at work in the worktree: the next start there brings its board along."""
     review = ways_in["widget-review"]
     former = PathResolver(str(root), Project("local", former_local_name(str(review)), None, "before ADR 31"))
-    session.start(former, "old1", "startup", {"cwd": str(review)}, settings_now(CLAUDE_PID=str(claude.pid)))
+    pid = claude()
+    session.start(former, "old1", "startup", {"cwd": str(review)}, settings_now(CLAUDE_PID=pid))
 
-    context = _started(run_hook, "new2", review, claude).context
+    context = _started(run_hook, "new2", review, claude()).context
 
     assert "- old1: this checkout" in context
     assert not os.path.lexists(os.path.dirname(former.project_dir))
     prompt = {"session_id": "old1", "cwd": str(review), "hook_event_name": "UserPromptSubmit", "prompt": "go on"}
-    assert run_hook("UserPromptSubmit", prompt, env={"CLAUDE_PID": str(claude.pid)}).returncode == 0
+    assert run_hook("UserPromptSubmit", prompt, env={"CLAUDE_PID": pid}).returncode == 0
     assert not os.path.lexists(former.project_dir)  # the session goes on in its board's new place
 
 
 def test_a_start_in_the_main_checkout_sees_a_worktrees_session_on_its_former_board(
-    run_hook, ways_in: dict[str, Path], root: Path, claude: subprocess.Popen
+    run_hook, ways_in: dict[str, Path], root: Path, claude: Callable[[], str]
 ) -> None:
     review = ways_in["widget-review"]
     former = PathResolver(str(root), Project("local", former_local_name(str(review)), None, "before ADR 31"))
-    session.start(former, "old1", "startup", {"cwd": str(review)}, settings_now(CLAUDE_PID=str(claude.pid)))
+    session.start(former, "old1", "startup", {"cwd": str(review)}, settings_now(CLAUDE_PID=claude()))
 
-    context = _started(run_hook, "new2", ways_in["widget"], claude).context
+    context = _started(run_hook, "new2", ways_in["widget"], claude()).context
 
     (line,) = [line for line in context.splitlines() if line.startswith("- old1: ")]
     assert "widget-review" in line, line  # named by its worktree
