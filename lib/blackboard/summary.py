@@ -154,17 +154,22 @@ def session_ledger(resolver: PathResolver, meta: Meta, state: BoardState, settin
     # Claude Code's list is read whole only where the session keeps it: with the digest on, in the folder
     # its own hooks named (a recovery runs in another session, which may have another CLAUDE_CONFIG_DIR)
     here = meta.get("claude_dir", settings.claude_dir) == settings.claude_dir
-    claude_code_tasks, whole = (
-        claude_tasks.read_tasks(settings.claude_dir, session_id) if settings.digest and here else ([], False)
+    claude_code = (
+        claude_tasks.read_tasks(settings.claude_dir, session_id)
+        if settings.digest and here
+        else claude_tasks.TaskList()
     )
-    own = own_ledger(session_id, board_tasks, claude_code_tasks)
+    own = own_ledger(session_id, board_tasks, claude_code.tasks)
     own.speaks_for = session_id if whole_board_read else ""
-    own.unread = () if whole else ("cc",)
-    if not whole:  # what its own last handoff (a draft, say) said of that list still holds
+    own.unread = () if claude_code.whole else ("cc",)
+    own.unread_files = {session_id: claude_code.unread} if claude_code.unread else {}
+    if not claude_code.whole:  # what its own last handoff (a draft, say) said of that list still holds
         listed = {item.key for item in own.open}
         earlier = handoff.read_handoff(resolver.handoff_path(session_id))
-        kept = Ledger.from_fields(earlier[0]).open if earlier else []
-        own.open += [i for i in kept if i.origin == session_id and i.kind == "cc" and i.key not in listed]
+        said = Ledger.from_fields(earlier[0]) if earlier else Ledger([], [])
+        own.open += [i for i in said.open if i.origin == session_id and i.kind == "cc" and i.key not in listed]
+        if not claude_code.unread and session_id in said.unread_files:  # not read at all this time
+            own.unread_files = {session_id: said.unread_files[session_id]}
     if not whole_board_read:
         state.problems.append(f"active-tasks.md: over {LEDGER_TASK_BYTES >> 20} MiB; only its last part is read")
     latest = handoff.read_handoff(resolver.latest_handoff_path())
