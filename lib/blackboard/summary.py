@@ -19,7 +19,7 @@ from .digest import MAX_NAMED_FILES, Digest, read_digest
 from .entries import Entry, read_tail_entries
 from .gitinfo import find_git
 from .handoff import FRONT_MATTER_BYTES, MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
-from .ledger import MAX_TEXT, Item, Ledger, board_key, clip, merge
+from .ledger import MAX_TEXT, Item, Ledger, board_key, clip, is_key, merge
 from .meta import Meta
 from .paths import PathResolver
 from .redact import redact, redact_prefix
@@ -283,8 +283,30 @@ def changed_section(digest: Digest, changes: Changes | None) -> str:
 
 
 def redact_fields(fields: dict[str, object]) -> dict[str, object]:
-    """Front matter with every string in it redacted, however deep."""
-    return {key: redact_value(value) for key, value in fields.items()}
+    """Front matter with every string in it redacted, however deep.
+
+    The ledger's keys and statuses are of the plugin's own shapes (``ledger.is_key``, ``open`` or
+    ``claimed``), and the session's own items were redacted as they were read (``_clean``): what
+    the other items say is redacted, so thousands of the session's own tasks cost one pass each.
+    """
+    own = fields.get("session_id")
+    return {key: _redact_field(key, value, own) for key, value in fields.items()}
+
+
+def _redact_field(key: str, value: object, own: object) -> object:
+    if key == "closed_work" and isinstance(value, list) and all(is_key(item) for item in value):
+        return value
+    if key == "open_work" and isinstance(value, list):
+        return [_redact_item(item, own) for item in value]
+    return redact_value(value)
+
+
+def _redact_item(item: object, own: object) -> object:
+    if not isinstance(item, dict) or not is_key(item.get("key")):
+        return redact_value(item)
+    if item["key"].rpartition("/")[0] == own:
+        return item
+    return {name: redact_value(value) if name not in ("key", "status") else value for name, value in item.items()}
 
 
 def redact_value(value: object) -> object:
