@@ -172,7 +172,7 @@ def _open_keys(root: Path) -> list:
 def test_a_session_closes_only_the_claude_code_tasks_it_read_as_closed(
     run_hook, project: Path, root: Path, isolated_home: Path
 ) -> None:
-    """Issue 32, point 11: a run with the digest off, a list past the files read, a recovery in another config folder."""
+    """Issue 32, point 11: a run with the digest off, a list past the files read, a recovery from another folder."""
     _claude_task(isolated_home, "a", 1, "handle quotes")
     assert run_hook("SessionStart", start_payload("a", project)).returncode == 0
     assert run_hook("SessionEnd", end_payload("a", project)).returncode == 0
