@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "lib"))
 
 from blackboard import entries  # noqa: E402
+from blackboard.claude_tasks import MAX_TASKS  # noqa: E402
 from blackboard.meta import new_meta  # noqa: E402
 from blackboard.paths import BOARD_FILES, PathResolver  # noqa: E402
 from blackboard.project import identify_project  # noqa: E402
@@ -132,6 +133,7 @@ def run_all(python: str, venv: Path, work: Path) -> None:
 
     live_sessions(python, env, work)
     redaction(env, work)
+    claude_code_tasks(env, work)
     big_sessions(env, work)
     big_checkout(env, work)
     notes_at_once(env, project, work)
@@ -471,6 +473,34 @@ def redaction(env: dict[str, str], work: Path) -> None:
         ends.append(run_hook("session-end", dict(payload, hook_event_name="SessionEnd", reason="other"), env))
     problems = hook_failures(Path(env["BLACKBOARD_ROOT"]))
     report_stop_and_end("150 htpasswd-shaped tasks", stops, ends, problems)
+
+
+def claude_code_tasks(env: dict[str, str], work: Path) -> None:
+    """Stop and SessionEnd with Claude Code's own list at the most a handoff reads (``claude_tasks.MAX_TASKS``
+    files, two in three still open), every one read, redacted and carried."""
+    project = work / "listed"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    subprocess.run(["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/listed.git"], check=True)
+    stops, ends, problems = [], [], []
+    for i in range(BIG_RUNS):
+        root = work / f"root-listed-{i}"  # each its own: the open work carried from run to run would grow
+        run_env = dict(env, BLACKBOARD_ROOT=str(root))
+        payload = {"session_id": f"listed-{i}", "cwd": str(project)}
+        run_hook("session-start", dict(payload, hook_event_name="SessionStart", source="startup"), run_env)
+        folder = Path(env["HOME"]) / ".claude" / "tasks" / f"listed-{i}"
+        folder.mkdir(parents=True)
+        for n in range(1, MAX_TASKS + 1):
+            task = {
+                "id": str(n),
+                "subject": f"Handle quotes in escape() of module {n}",
+                "activeForm": "Handling quotes",
+            }
+            task.update(description="escape \" and ' too, and check its callers " * 3, blocks=[], blockedBy=[])
+            (folder / f"{n}.json").write_text(json.dumps({**task, "status": "pending" if n % 3 else "completed"}))
+        stops.append(run_hook("stop", dict(payload, hook_event_name="Stop", last_assistant_message="done"), run_env))
+        ends.append(run_hook("session-end", dict(payload, hook_event_name="SessionEnd", reason="other"), run_env))
+        problems += hook_failures(root)
+    report_stop_and_end(f"{MAX_TASKS} tasks in Claude Code's list", stops, ends, problems)
 
 
 LIVE_SESSIONS = 30

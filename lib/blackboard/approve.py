@@ -128,6 +128,8 @@ def _approved_arguments(args: list[str], cwd: str | None, session_id: str | None
     if any(name == "--session" and value != session_id for name, value in options):
         return False  # another session's board is for a person to write to
     command = words[0]
+    if command == "task" and "--force" in {name for name, _ in options}:
+        return False  # closing a task another live session claimed is for a person to approve
     if command in READ_ONLY or command in WRITES_OWN_BOARD:
         files = [value for name, value in options if name == "--file"]
         return all(_inside(path, cwd) for path in files) and (command in TEXT_FILE_COMMANDS or not files)

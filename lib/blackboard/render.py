@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from . import entries
+from .claude_tasks import MAX_TASK_BYTES, MAX_TASKS, MAX_TOTAL_BYTES
 from .entries import Entry
 from .ids import is_session_id
 from .ledger import CLOSED_STATUSES, MAX_BYTES, MAX_SHOWN, Item, Ledger
@@ -231,7 +232,18 @@ def open_section(ledger: Ledger, session_id: str) -> str:
     """
     shown = ledger.open[:MAX_SHOWN]
     lines = [bullet(open_line(item, session_id)) for item in shown]
-    return section(OPEN_WORK, hidden_lines(len(ledger.open) - len(shown), ledger.cut) + lines)
+    unread = [unread_line(origin, count) for origin, count in ledger.unread_files.items()]
+    return section(OPEN_WORK, hidden_lines(len(ledger.open) - len(shown), ledger.cut) + unread + lines)
+
+
+def unread_line(origin: str, count: int) -> str:
+    """What a handoff says of Claude Code task files a bound left unread (``claude_tasks``): how many, whose."""
+    files = f"{count} task file{'s' if count > 1 else ''}"
+    bounds = f"{MAX_TASKS} files, {MAX_TOTAL_BYTES >> 20} MiB in all, {MAX_TASK_BYTES >> 10} KiB each"
+    return bullet(
+        f"{files} of Claude Code's task list in session {origin[:8]} left unread, past what a handoff reads "
+        f"({bounds}): no handoff carries what they hold; that session's own list in Claude Code still has them"
+    )
 
 
 def hidden_lines(older: int, cut: int) -> list[str]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import click
 
 from .. import claims
+from ..board import Changed
 from ..entries import Entry
 from ..ledger import CLOSED_STATUSES, Item
 from .common import FILE, GLOBAL, Command, author, current_board, emit, entry_json, text_of, warn
@@ -51,26 +52,44 @@ def task_add(text: Sequence[str], path: str | None) -> None:
 def task_claim(task_id: str) -> None:
     """Claim a task before working on it; fails if someone else has it."""
     claimed = current_board().claim_task(task_id, author())
-    emit(entry_json(claimed), f"claimed {claimed.id}: {claimed.body}")
+    emit(_changed_json(claimed), f"claimed {claimed.name}: {claimed.task.body}")
+
+
+FORCE = click.option(
+    "--force", is_flag=True, help="Close it even when another live session has claimed it (the answer names which)."
+)
 
 
 @task.command("done")
 @click.argument("task_id")
+@FORCE
 @GLOBAL
-def task_done(task_id: str) -> None:
-    """Mark a task done."""
-    finished = current_board().finish_task(task_id, author())
-    emit(entry_json(finished), f"done {finished.id}: {finished.body}")
+def task_done(task_id: str, force: bool) -> None:
+    """Mark a task done. Another live session's claimed task is its to close, but with --force."""
+    finished = current_board().finish_task(task_id, author(), force)
+    emit(_changed_json(finished), f"done {finished.name}{_overrode(finished)}: {finished.task.body}")
 
 
 @task.command("drop")
 @click.argument("task_id")
 @click.option("--reason", required=True, metavar="TEXT", help="Why it will not be done (kept in the handoffs).")
+@FORCE
 @GLOBAL
-def task_drop(task_id: str, reason: str) -> None:
-    """Drop a task that will not be done; it leaves the open work of every later handoff."""
-    dropped = current_board().drop_task(task_id, author(), reason)
-    emit(entry_json(dropped), f"dropped {dropped.id}: {dropped.body}")
+def task_drop(task_id: str, reason: str, force: bool) -> None:
+    """Drop a task that will not be done; it leaves the open work of every later handoff. Another live session's
+    claimed task is its to drop, but with --force."""
+    dropped = current_board().drop_task(task_id, author(), reason, force)
+    emit(_changed_json(dropped), f"dropped {dropped.name}{_overrode(dropped)}: {dropped.task.body}")
+
+
+def _changed_json(changed: Changed) -> dict[str, object]:
+    return {**entry_json(changed.task), "key": changed.key}
+
+
+def _overrode(changed: Changed) -> str:
+    """`` (forced: claimed by main in live session 5f1c8a2e since …)``: whose claim ``--force`` overrode."""
+    held = changed.task.fields.get("overrode_claim")
+    return f" (forced: claimed by {held})" if held else ""
 
 
 @task.command("list")
@@ -108,7 +127,9 @@ def _task_line(task: Entry, session_id: str) -> str:
     origin = task.fields.get("origin")
     carried = f" (carried: {origin})" if origin else ""
     first = task.body.splitlines()[0] if task.body else ""
-    return f"{task.id:<5} {status:<8} {first}{_holder(task, session_id)}{carried}"
+    forced = task.fields.get("overrode_claim")
+    over = f" (forced: claimed by {forced})" if forced else ""
+    return f"{task.id:<5} {status:<8} {first}{_holder(task, session_id)}{over}{carried}"
 
 
 def _holder(task: Entry, session_id: str) -> str:
