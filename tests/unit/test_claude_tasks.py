@@ -1,4 +1,4 @@
-"""Claude Code's own task list (``claude_tasks``): driven by the task file recorded from Claude Code 2.1.330."""
+"""Claude Code's own task list (``claude_tasks``): driven by the task file recorded from Claude Code 2.1.332."""
 
 import json
 import os
