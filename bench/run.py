@@ -505,17 +505,22 @@ def claude_code_tasks(env: dict[str, str], work: Path) -> None:
 
 LIVE_SESSIONS = 30
 LIVE_FILES = 10
+LIVE_EDITS = 1000
+LIVE_TASKS = 50
 
 
 def live_sessions(python: str, env: dict[str, str], work: Path) -> None:
-    """Every hook of a turn with 30 other live sessions in the checkout, each having edited 10 files.
+    """Every hook of a turn with 30 other live sessions in the checkout, each with 50 open tasks and 1 000 edits.
 
     Each live session has a Claude Code process of its own (a sleeping stand-in, its pid as
-    ``CLAUDE_PID``), a request and its edits in ``_live.jsonl``. Timed, interleaved with a bare
+    ``CLAUDE_PID``), a request, 50 open tasks (one claimed) and 1 000 edits in ``_live.jsonl``:
+    its 10 files first (the guarded one among them), then 990 edits of 110 monorepo-length
+    paths, as an agent iterating on a few files makes them. Timed, interleaved with a bare
     start: SessionStart (it lists them), the prompt (it checks the branch), PreToolUse of an
     Edit of a file one of them edited (it asks) and of one nobody did, PostToolUse and Stop.
     """
     from blackboard import live
+    from blackboard.board import Board
 
     project = work / "crowded"
     git = ["git", "-C", str(project), "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
@@ -545,6 +550,13 @@ def live_sessions(python: str, env: dict[str, str], work: Path) -> None:
             )
             for k in range(LIVE_FILES):
                 live.record_edit(resolver.live_path(session_id), str(project), f"src/module_{n * LIVE_FILES + k}.py")
+            deep = "services/payments/internal/adapters/persistence/postgres/repositories/ledger_entry_repository"
+            for k in range(LIVE_EDITS - LIVE_FILES):
+                live.record_edit(resolver.live_path(session_id), str(project), f"{deep}_{n:02d}_{k % 110:03d}.py")
+            board = Board(resolver, session_id)
+            for k in range(LIVE_TASKS):
+                board.add_task(f"session {n}: port handler {k} to the new API", "main")
+            board.claim_task("t1", "main")
         me = subprocess.Popen([python, "-I", "-c", "import time; time.sleep(3600)"])
         sleepers.append(me)
         times = live_turns(python, dict(env, CLAUDE_PID=str(me.pid)), project)

@@ -15,7 +15,7 @@ from .ids import is_session_id
 from .ledger import CLOSED_STATUSES, MAX_BYTES, MAX_SHOWN, Item, Ledger
 from .meta import read_meta_or_none
 from .paths import BOARD_FILES, PathResolver
-from .redact import redact_prefix
+from .redact import redact, redact_prefix
 from .registry import active_session_ids, remote_active
 
 MAX_ITEM_CHARS = 1200
@@ -189,6 +189,28 @@ def inline(value: object, limit: int = 120) -> str:
     """
     text = " ".join("".join(c if c.isprintable() else " " for c in str(value)).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def quoted(value: object, limit: int = 120) -> str:
+    """Another session's words (a request, a branch, a file name) as data inside the plugin's sentence.
+
+    Redacted whole first, then cut, then written as a JSON string is: a quotation mark, a
+    backslash, a line break, a control or format character (bidi overrides) and any space but
+    the plain one become escapes, so nothing in it can close the quotation, start a line, or
+    look like the plugin's words: ``fix\u2003NOTE: "x"`` -> ``"fix\\u2003NOTE: \\"x\\""``.
+    """
+    text = redact(str(value))
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return '"' + "".join(_escaped(c) for c in text) + '"'
+
+
+def _escaped(char: str) -> str:
+    if char in ('"', "\\"):
+        return "\\" + char
+    if char == " " or char.isprintable():  # everything but "Other" and "Separator" characters
+        return char
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def printable(text: str) -> str:

@@ -195,10 +195,10 @@ def test_who_names_each_live_session_with_its_request_files_and_claims(
     assert _run(env, project, "aaaa1111", "--author", "main", "task", "claim", "t1").returncode == 0
     shown = _run(env, project, "bbbb2222", "who")
     assert shown.returncode == 0, shown.stderr
-    assert "- aaaa1111: this checkout, branch main" in shown.stdout
+    assert '- aaaa1111: this checkout, branch "main"' in shown.stdout
     assert 'asks: "write the parser for the config format"' in shown.stdout
-    assert "edited: src/parser.py (" in shown.stdout
-    assert "claims: aaaa1111/t1 write the parser (since " in shown.stdout
+    assert 'edited: "src/parser.py" (' in shown.stdout
+    assert 'claims: aaaa1111/t1 "write the parser" (since ' in shown.stdout
     assert "- cccc3333: this checkout" in shown.stdout
     assert "bbbb2222" not in shown.stdout  # not the one asking
     data = json.loads(_run(env, project, "bbbb2222", "who", "--json").stdout)
