@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from dataclasses import dataclass
 from typing import Callable
 
 from . import claims, entries, handoff, ledger
@@ -25,13 +24,13 @@ CAPACITY_WARNING_BYTES = 20 * 1024 * 1024
 ACTIVITY_RESOLUTION_SECONDS = 60
 
 
-@dataclass(frozen=True)
 class Changed:
     """A task a command changed: the entry, its key (``{session}/t3``), and whether it is on the caller's board."""
 
-    task: Entry
-    key: str
-    here: bool
+    __slots__ = ("task", "key", "here")
+
+    def __init__(self, task: Entry, key: str, here: bool) -> None:
+        self.task, self.key, self.here = task, key, here
 
     @property
     def name(self) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 
 from .fsutil import json_object, read_bounded
 from .ids import is_session_id
@@ -49,14 +48,19 @@ def tasks_dir(config_dir: str, session_id: str) -> str | None:
     return path
 
 
-@dataclass(frozen=True)
 class TaskList:
     """What was read of a session's list: its ``tasks`` in their numbers' order, whether that is every task
-    (``whole``), and how many task files a bound left unread (``unread``: too large, or past the totals)."""
+    (``whole``), and how many task files a bound left unread (``unread``: too large, or past the totals).
 
-    tasks: list[ClaudeTask] = field(default_factory=list)
-    whole: bool = False
-    unread: int = 0
+    A plain class, as ``ClaudeTask``: ``dataclasses`` imports ``inspect``, a cost every hook would pay.
+    """
+
+    __slots__ = ("tasks", "whole", "unread")
+
+    def __init__(self, tasks: list[ClaudeTask] | None = None, whole: bool = False, unread: int = 0) -> None:
+        self.tasks = tasks or []
+        self.whole = whole
+        self.unread = unread
 
 
 def read_tasks(config_dir: str, session_id: str) -> TaskList:

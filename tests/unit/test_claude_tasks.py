@@ -285,5 +285,7 @@ def test_a_name_that_is_no_task_number_costs_only_itself(config_dir: Path, folde
 
 
 def test_what_is_known_of_no_list(config_dir: Path, folder: Path) -> None:
-    assert claude_tasks.read_tasks("", SESSION_ID) == claude_tasks.TaskList([], False, 0)  # no Claude Code folder
-    assert claude_tasks.read_tasks(str(config_dir), "another-session") == claude_tasks.TaskList([], True, 0)  # none
+    nowhere = claude_tasks.read_tasks("", SESSION_ID)  # no Claude Code folder: nothing is known
+    assert (nowhere.tasks, nowhere.whole, nowhere.unread) == ([], False, 0)
+    none = claude_tasks.read_tasks(str(config_dir), "another-session")  # it has no list at all
+    assert (none.tasks, none.whole, none.unread) == ([], True, 0)
