@@ -13,7 +13,6 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from .writes import NOT_FILES, WRITERS, Found, git, join, split_options
 
@@ -25,23 +24,45 @@ KINDS = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
 class Effect:
-    """One thing a command would do to the files of ``cwd``'s checkout.
+    """One thing a command would do to the files of ``cwd``'s checkout; frozen.
 
     ``paths`` are as written (relative to ``cwd``, or absolute, globs kept): each names a file, or a
     directory and all under it. ``whole`` means every file of the checkout is at stake, whatever ``paths``.
+    ``words`` is the command's segment (at most ``WORDS_SHOWN`` characters), for a reason a person reads.
+    A plain class, not a frozen dataclass: ``dataclasses`` would cost every Bash command's hook (ADR 28).
     """
 
+    __slots__ = ("kind", "cwd", "paths", "whole", "words")
     kind: str
     cwd: str
     paths: tuple[str, ...]
     whole: bool
     words: str
 
+    def __init__(self, kind: str, cwd: str, paths: tuple[str, ...], whole: bool, words: str) -> None:
+        for name, value in zip(self.__slots__, (kind, cwd, paths, whole, words)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Effect is frozen: {name} cannot change")
+
+    def _fields(self) -> tuple:
+        return (self.kind, self.cwd, self.paths, self.whole, self.words)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Effect) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "Effect({!r}, {!r}, {!r}, {!r}, {!r})".format(*self._fields())
+
 
 # Every command that can yield an effect holds one of these; a command holding none is answered at once.
 _MAY_WRITE = re.compile(r"git|rm|mv|cp|tee|sed|perl|truncate|patch|dd|install|ln|delete|unlink|shred|>")
+_UNQUOTED = re.compile(r"[\\'\"]")
 WORDS_SHOWN = 300  # characters of a command kept in ``Effect.words``, for a reason a person reads
 _MAX_DEPTH = 20  # nesting of subshells, substitutions and ``bash -c`` read before judging by words
 _SCAN_FACTOR = 8  # text read again by ``bash -c`` and backticks, as a multiple of the command's length
@@ -81,7 +102,7 @@ class _Unreadable(Exception):
 
 def effects(command: str, cwd: str) -> list[Effect]:
     """What ``command``, run in ``cwd``, would do to the working tree: ``[]`` for a command that only reads."""
-    if not _MAY_WRITE.search(command):
+    if not _MAY_WRITE.search(_UNQUOTED.sub("", command)):  # `g\it`, `'g'it` are git too
         return []
     found: list[Effect] = []
     try:
@@ -376,10 +397,12 @@ class _Reader:
     def judge(self, words: list[str], redirects: list[tuple[str, str]], place: _Place, segment: str) -> _Place | None:
         """Records the effects of one simple command; returns the place a ``cd`` in it moves to."""
         shown = segment[:WORDS_SHOWN]
+        if words[:1] == ["[["]:  # `>` compares strings there
+            return None
         for operator, target in redirects:
             if ">" in operator and not _is_duplication(operator, target) and not target.startswith(NOT_FILES):
                 kind = "rewrite" if ">>" in operator or operator == "<>" else "overwrite"
-                self.found.append(Effect(kind, place.cwd, (target,), False, shown))
+                self.found.append(Effect(kind, place.cwd, (target,), _unknown(target), shown))
         while words and (_ASSIGNMENT.match(words[0]) or words[0] in _PREFIX_WORDS):
             words = words[1:]
         if not words:
@@ -395,8 +418,13 @@ class _Reader:
             for heredoc in self.heredocs:
                 heredoc.shell = heredoc.shell or place.copy()
         for kind, cwd, paths, whole in _command(words, place.cwd, self):
-            self.found.append(Effect(kind, cwd, tuple(paths), whole, shown))
+            self.found.append(Effect(kind, cwd, tuple(paths), whole or any(map(_unknown, paths)), shown))
         return None
+
+
+def _unknown(path: str) -> bool:
+    """A path only the running shell knows (``$f``, ``$(ls)``): any file may be at stake."""
+    return "$" in path or "`" in path
 
 
 def _is_duplication(operator: str, target: str) -> bool:
