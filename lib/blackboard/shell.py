@@ -114,7 +114,7 @@ def effects(command: str, cwd: str) -> list[Effect]:
 
 def _by_words(command: str, cwd: str) -> list[Effect]:
     """Text that cannot be read: each git verb and write command it holds touches the whole checkout."""
-    words = set(_FALLBACK_WORDS.findall(command))
+    words = set(_FALLBACK_WORDS.findall(_UNQUOTED.sub("", command)))
     kinds = [kind for word, kind in _FALLBACK_COMMANDS.items() if word in words]
     if "git" in words:
         kinds += [kind for verb, kind in _FALLBACK_GIT.items() if verb in words]
@@ -213,11 +213,13 @@ class _Reader:
         words: list[str] = []
         redirects: list[tuple[str, str]] = []
         start = last = self.skip_space()
-        if self.text.startswith("((", self.pos):
-            self.pos = self.skip_parens(self.pos)
         while True:
-            kind, value, raw = self.token(place)
             keywords_only = not redirects and all(word in _PREFIX_WORDS for word in words)
+            arithmetic = self.arithmetic_end(self.skip_space()) if keywords_only or words == ["for"] else None
+            if arithmetic is not None:  # `(( i > 3 ))`, `for ((…))`: read as data
+                self.pos = last = arithmetic
+                continue
+            kind, value, raw = self.token(place)
             if kind == "word" and raw == "}" and not words and not redirects:
                 return "}", None
             if kind == "word" and raw == "{" and keywords_only:
@@ -246,6 +248,14 @@ class _Reader:
             newline = self.text.find("\n", self.pos)
             self.pos = len(self.text) if newline < 0 else newline
         return self.pos
+
+    def arithmetic_end(self, pos: int) -> int | None:
+        """Where ``((…))`` at ``pos`` ends, when it is arithmetic rather than nested subshells (as bash decides)."""
+        if not self.text.startswith("((", pos):
+            return None
+        end = self.skip_parens(pos)
+        inner = self.text[pos + 2 : end - 2]
+        return end if self.text[end - 2 : end] == "))" and ";" not in inner and "\n" not in inner else None
 
     def skip_parens(self, pos: int) -> int:
         """The position after the parenthesis that closes the one at ``pos`` (arithmetic, read as data)."""
@@ -334,8 +344,9 @@ class _Reader:
     def dollar(self, pos: int, parts: list[str], place: _Place) -> int:
         """``$((…))``, ``$(…)``, ``${…}``, ``$'…'`` or a bare ``$``; kept as written."""
         text = self.text
-        if text.startswith("$((", pos):
-            end = self.skip_parens(pos + 1)
+        arithmetic = self.arithmetic_end(pos + 1)
+        if arithmetic is not None:
+            end = arithmetic
         elif text.startswith("$(", pos):
             self.pos = pos + 2
             self.read_list(place.copy(), ")")

@@ -139,6 +139,9 @@ READS = [
     pytest.param("patch --dry-run -p1 < x.diff", id="patch-dry-run"),
     pytest.param("command -v git", id="command-v"),
     pytest.param("x=$(( 1 > 2 )); (( y > 3 ))", id="arithmetic"),
+    pytest.param("if (( n > 3 )); then echo big; fi", id="arithmetic-command"),
+    pytest.param("for ((i = 0; i < 3; i++)); do echo $i; done", id="arithmetic-for"),
+    pytest.param("echo $(( (1 + 2) > 2 ))", id="arithmetic-nested"),
     pytest.param("# git stash\nls", id="comment"),
     pytest.param("cat <<'EOF'\ngit stash\nrm -rf src\nEOF", id="heredoc-body-is-data"),
     pytest.param("cat <<-EOF\n\tgit reset --hard\n\tEOF\nls", id="heredoc-tabs"),
@@ -259,6 +262,12 @@ COMPOUND = [
     pytest.param("if true; then { rm x; }; fi", [paths("remove", "x")], id="group-in-if"),
     pytest.param("f() { git stash; }; f", [whole("stash")], id="function-body"),
     pytest.param("! git stash", [whole("stash")], id="negation"),
+    pytest.param(
+        "((cd src; rm a); rm b)",
+        [paths("remove", "a", cwd="/repo/src"), paths("remove", "b")],
+        id="nested-subshells-not-arithmetic",
+    ),  # fmt: skip
+    pytest.param("echo $((cd src; rm a))", [paths("remove", "a", cwd="/repo/src")], id="substitution-of-subshell"),
     pytest.param("git stash 2>&1 | tail -1", [whole("stash")], id="pipe"),
     pytest.param("g\\it stash", [whole("stash")], id="escaped-letter"),
     pytest.param("'git' \"stash\"", [whole("stash")], id="quoted-words"),
@@ -372,12 +381,17 @@ def test_cd_first_moves_every_effect_there(command: str, directory: str) -> None
     assert _seen(f"cd {directory} && {command}") == _seen(command, moved)
 
 
-def test_an_ordinary_command_is_answered_in_well_under_a_millisecond() -> None:
-    for command in ("ls -la", "pytest -q tests/", "git status", "git stash", "cd src && sed -i s/a/b/ x.py"):
-        started = time.perf_counter()
-        for _ in range(200):
+@pytest.mark.timing
+@pytest.mark.parametrize("command", ["ls -la", "pytest -q tests/", "npm run build", "git status", "git log -3"])
+def test_an_ordinary_command_is_answered_in_well_under_a_millisecond(command: str) -> None:
+    """The best of five rounds, in this process's CPU time: a loaded machine slows rounds, not the best one."""
+    rounds = []
+    for _ in range(5):
+        started = time.process_time()
+        for _ in range(100):
             effects(command, CWD)
-        assert (time.perf_counter() - started) / 200 < 0.0005, command
+        rounds.append((time.process_time() - started) / 100)
+    assert min(rounds) < 0.0002, rounds
 
 
 ADVERSARIAL = [
@@ -389,6 +403,8 @@ ADVERSARIAL = [
     pytest.param(lambda n: ("git stash && " * n)[:n], id="many-effects"),
     pytest.param(lambda n: ("( " * n)[:n], id="open-subshells"),
     pytest.param(lambda n: ("\\" * n), id="backslashes"),
+    pytest.param(lambda n: ("((;" * n)[:n], id="open-double-parens"),
+    pytest.param(lambda n: ("((x));" * n)[:n], id="arithmetic"),
     pytest.param(lambda n: ("${" * n)[:n], id="open-braces"),
 ]
 
