@@ -429,7 +429,9 @@ class _Reader:
             for heredoc in self.heredocs:
                 heredoc.shell = heredoc.shell or place.copy()
         for kind, cwd, paths, whole in _command(words, place.cwd, self):
-            self.found.append(Effect(kind, cwd, tuple(paths), whole or any(map(_unknown, paths)), shown))
+            files = tuple(path for path in paths if not path.startswith(("<(", ">(")))  # `tee >(grep x)`: a pipe
+            if files or whole:
+                self.found.append(Effect(kind, cwd, files, whole or any(map(_unknown, files)), shown))
         return None
 
 

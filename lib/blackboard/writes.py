@@ -60,6 +60,7 @@ def split_options(args: list[str], short: str = "", long: tuple[str, ...] = (), 
 def git(args: list[str], cwd: str) -> Found:
     """``git [global options] VERB …``: the verbs that touch the working tree or sweep it into a commit."""
     index = 0
+    aliases: dict[str, list[str]] = {}
     while index < len(args) and args[index].startswith("-"):
         arg = args[index]
         index += 1
@@ -69,9 +70,14 @@ def git(args: list[str], cwd: str) -> Found:
                 value, index = args[index], index + 1
             if name == "-C" or name == "--work-tree":
                 cwd = join(cwd, value)
+            key, _, expansion = value.partition("=")
+            if name == "-c" and key.lower().startswith("alias.") and not expansion.startswith("!"):
+                aliases[key[len("alias.") :]] = expansion.split()
     if index >= len(args):
         return []
     verb, rest = args[index], args[index + 1 :]
+    if aliases.get(verb):  # `git -c alias.x=stash x`; aliases of the person's config are not read (no I/O here)
+        verb, rest = (aliases[verb] + rest)[0], (aliases[verb] + rest)[1:]
     if verb in _GIT_WHOLE:
         return [(_GIT_WHOLE[verb], cwd, [], True)]
     judge = _GIT_VERBS.get(verb)

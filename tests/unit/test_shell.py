@@ -96,6 +96,7 @@ GIT = [
     pytest.param("git -c core.hooksPath=/dev/null stash", [whole("stash")], id="git-c-option"),
     pytest.param("git --no-pager -P stash pop", [whole("stash")], id="git-flags"),
     pytest.param("/usr/bin/git stash", [whole("stash")], id="git-by-path"),
+    pytest.param("git -c alias.wipe='reset --hard' wipe", [whole("reset")], id="git-alias-given"),
 ]
 
 READS = [
@@ -175,6 +176,7 @@ WRITES = [
     pytest.param(">a.py", [paths("overwrite", "a.py")], id="redirect-alone"),
     pytest.param("echo x | tee a b", [paths("overwrite", "a", "b")], id="tee"),
     pytest.param("echo x | tee -a log", [paths("rewrite", "log")], id="tee-append"),
+    pytest.param("make | tee >(grep err) build.log", [paths("overwrite", "build.log")], id="tee-process-substitution"),
     pytest.param("sed -i 's/a/b/' a.py", [paths("rewrite", "a.py")], id="sed-i"),
     pytest.param("sed -i.bak -e s/a/b/ a b", [paths("rewrite", "a", "b")], id="sed-i-suffix"),
     pytest.param("sed --in-place 's/a/b/' a", [paths("rewrite", "a")], id="sed-in-place"),
