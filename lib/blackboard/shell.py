@@ -64,8 +64,9 @@ class Effect:
 _MAY_WRITE = re.compile(r"git|rm|mv|cp|tee|sed|perl|truncate|patch|dd|install|ln|delete|unlink|shred|>")
 _UNQUOTED = re.compile(r"[\\'\"]")
 WORDS_SHOWN = 300  # characters of a command kept in ``Effect.words``, for a reason a person reads
-_MAX_DEPTH = 20  # nesting of subshells, substitutions and ``bash -c`` read before judging by words
-_SCAN_FACTOR = 8  # text read again by ``bash -c`` and backticks, as a multiple of the command's length
+# Nesting of subshells, groups, substitutions and ``bash -c`` read before judging by words. Text nested
+# ``bash -c``, ``eval`` and backticks is read again once per level, so the work is at most this many times linear.
+_MAX_DEPTH = 20
 
 _SPACE = re.compile(r"(?:[^\S\n]|\\\n)+")
 _PLAIN = re.compile(r"[^\s;&|()<>'\"\\$`]+")
@@ -106,7 +107,7 @@ def effects(command: str, cwd: str) -> list[Effect]:
         return []
     found: list[Effect] = []
     try:
-        _Reader(command, found, _Budget(_SCAN_FACTOR * len(command) + 4096), 0).read_all(_Place(cwd))
+        _Reader(command, found, _Depth()).read_all(_Place(cwd))
     except (_Unreadable, RecursionError, IndexError, ValueError):
         return _by_words(command, cwd)
     return found
@@ -149,11 +150,11 @@ class _Place:
         return None
 
 
-class _Budget:
-    """What is left to read, shared by a command and every text nested in it: the work stays linear."""
+class _Depth:
+    """How deep the reading is, shared by a command and every text nested in it."""
 
-    def __init__(self, characters: int) -> None:
-        self.characters, self.open = characters, 0
+    def __init__(self) -> None:
+        self.open = 0
 
 
 class _Heredoc:
@@ -165,18 +166,17 @@ class _Heredoc:
 class _Reader:
     """Reads one command text token by token, recording the effects of each simple command as it ends."""
 
-    def __init__(self, text: str, found: list[Effect], budget: _Budget, depth: int) -> None:
-        if depth > _MAX_DEPTH:
-            raise _Unreadable("nested too deep")
-        budget.characters -= len(text)
-        if budget.characters < 0:
-            raise _Unreadable("read again too often")
-        self.text, self.pos, self.found, self.budget, self.depth = text, 0, found, budget, depth
+    def __init__(self, text: str, found: list[Effect], depth: _Depth) -> None:
+        self.text, self.pos, self.found, self.depth = text, 0, found, depth
         self.heredocs: list[_Heredoc] = []
 
     def nested(self, text: str, place: _Place) -> None:
         """Read ``text`` (``bash -c``, ``eval``, backticks, a heredoc fed to a shell) as commands at ``place``."""
-        _Reader(text, self.found, self.budget, self.depth + 1).read_all(place)
+        self.depth.open += 1
+        try:
+            _Reader(text, self.found, self.depth).read_all(place)
+        finally:
+            self.depth.open -= 1
 
     def read_all(self, place: _Place) -> None:
         if self.read_list(place, None) is not None:
@@ -184,13 +184,13 @@ class _Reader:
 
     def read_list(self, place: _Place, closer: str | None) -> str | None:
         """Commands up to ``closer`` (``)``, ``}``) or the end; returns what stopped it."""
-        self.budget.open += 1
-        if self.budget.open > _MAX_DEPTH:
+        self.depth.open += 1
+        if self.depth.open > _MAX_DEPTH:
             raise _Unreadable("nested too deep")
         try:
             return self.read_commands(place, closer)
         finally:
-            self.budget.open -= 1
+            self.depth.open -= 1
 
     def read_commands(self, place: _Place, closer: str | None) -> str | None:
         while True:

@@ -407,6 +407,11 @@ ADVERSARIAL = [
     pytest.param(lambda n: ("\\" * n), id="backslashes"),
     pytest.param(lambda n: ("((;" * n)[:n], id="open-double-parens"),
     pytest.param(lambda n: ("((x));" * n)[:n], id="arithmetic"),
+    pytest.param(lambda n: ("((;" * 19 + "x" + "))" * 19 + ";") * (n // 80), id="nested-double-parens"),
+    pytest.param(lambda n: "'" + ("1" * 999 + "> ") * (n // 1001), id="unreadable-redirects"),
+    pytest.param(lambda n: "'git " + "stash rm mv cp " * (n // 15), id="unreadable-words"),
+    pytest.param(lambda n: ("${" * 19 + "x" + "}" * 19 + " ") * (n // 40), id="nested-braces"),
+    pytest.param(lambda n: ("cat <<E\n" + "x\n" * 100 + "E\n") * (n // 210), id="heredoc-bodies"),
     pytest.param(lambda n: ("${" * n)[:n], id="open-braces"),
 ]
 
