@@ -67,6 +67,9 @@ WORDS_SHOWN = 300  # characters of a command kept in ``Effect.words``, for a rea
 # Nesting of subshells, groups, substitutions and ``bash -c`` read before judging by words. Text nested
 # ``bash -c``, ``eval`` and backticks is read again once per level, so the work is at most this many times linear.
 _MAX_DEPTH = 20
+# Words and operators read (heredoc bodies aside) before judging by words: a command longer than any a
+# person or a model writes costs a fraction of a second, never seconds.
+_MAX_TOKENS = 20_000
 
 _SPACE = re.compile(r"(?:[^\S\n]|\\\n)+")
 _PLAIN = re.compile(r"[^\s;&|()<>'\"\\$`]+")
@@ -107,7 +110,7 @@ def effects(command: str, cwd: str) -> list[Effect]:
         return []
     found: list[Effect] = []
     try:
-        _Reader(command, found, _Depth()).read_all(_Place(cwd))
+        _Reader(command, found, _Limits()).read_all(_Place(cwd))
     except (_Unreadable, RecursionError, IndexError, ValueError):
         return _by_words(command, cwd)
     return found
@@ -150,11 +153,11 @@ class _Place:
         return None
 
 
-class _Depth:
-    """How deep the reading is, shared by a command and every text nested in it."""
+class _Limits:
+    """How deep the reading is and how many tokens it read, shared by a command and every text nested in it."""
 
     def __init__(self) -> None:
-        self.open = 0
+        self.open = self.tokens = 0
 
 
 class _Heredoc:
@@ -166,17 +169,17 @@ class _Heredoc:
 class _Reader:
     """Reads one command text token by token, recording the effects of each simple command as it ends."""
 
-    def __init__(self, text: str, found: list[Effect], depth: _Depth) -> None:
-        self.text, self.pos, self.found, self.depth = text, 0, found, depth
+    def __init__(self, text: str, found: list[Effect], limits: _Limits) -> None:
+        self.text, self.pos, self.found, self.limits = text, 0, found, limits
         self.heredocs: list[_Heredoc] = []
 
     def nested(self, text: str, place: _Place) -> None:
         """Read ``text`` (``bash -c``, ``eval``, backticks, a heredoc fed to a shell) as commands at ``place``."""
-        self.depth.open += 1
+        self.limits.open += 1
         try:
-            _Reader(text, self.found, self.depth).read_all(place)
+            _Reader(text, self.found, self.limits).read_all(place)
         finally:
-            self.depth.open -= 1
+            self.limits.open -= 1
 
     def read_all(self, place: _Place) -> None:
         if self.read_list(place, None) is not None:
@@ -184,13 +187,13 @@ class _Reader:
 
     def read_list(self, place: _Place, closer: str | None) -> str | None:
         """Commands up to ``closer`` (``)``, ``}``) or the end; returns what stopped it."""
-        self.depth.open += 1
-        if self.depth.open > _MAX_DEPTH:
+        self.limits.open += 1
+        if self.limits.open > _MAX_DEPTH:
             raise _Unreadable("nested too deep")
         try:
             return self.read_commands(place, closer)
         finally:
-            self.depth.open -= 1
+            self.limits.open -= 1
 
     def read_commands(self, place: _Place, closer: str | None) -> str | None:
         while True:
@@ -272,6 +275,9 @@ class _Reader:
         text = self.text
         if start >= len(text):
             return "operator", "", ""
+        self.limits.tokens += 1
+        if self.limits.tokens > _MAX_TOKENS:
+            raise _Unreadable("too long")
         if text.startswith(("<(", ">("), start):  # process substitution: a word whose commands run
             self.pos = start + 2
             self.read_list(place.copy(), ")")

@@ -284,6 +284,7 @@ UNREADABLE = [
     pytest.param("( " * 100 + "git stash" + " )" * 100, ["stash"], id="deep-nesting"),
     pytest.param("echo 'x' > out; cat 'y", ["overwrite"], id="redirect"),
     pytest.param("echo 'x; sed -i s/a/b/ f", ["rewrite"], id="sed-i"),
+    pytest.param("rm a; " * 8_000, ["remove"], id="more-tokens-than-any-command"),
 ]
 
 
@@ -317,6 +318,11 @@ def test_text_that_cannot_be_read_is_judged_by_its_words(command: str, kinds: li
 def test_an_effect_names_its_own_segment_for_the_person() -> None:
     found = effects("cd src && FOO=1 git stash -u && make", CWD)
     assert found == [Effect("stash", "/repo/src", (), True, "FOO=1 git stash -u")]
+
+
+def test_a_mebibyte_of_heredoc_is_data_and_read_precisely() -> None:
+    command = "cat > big.py <<'EOF'\n" + "rm -rf src; git stash\n" * 50_000 + "EOF\ngit status"
+    assert _seen(command) == [paths("overwrite", "big.py")]
 
 
 def test_an_effect_is_frozen_and_compares_by_value() -> None:
