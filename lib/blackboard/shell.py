@@ -6,13 +6,15 @@ backticks, heredocs, ``bash -c``, ``eval``, wrappers such as ``sudo`` or ``timeo
 here touches a disk, a process or the environment. Text that cannot be read (an open quote, nesting too
 deep) is judged by the git and write words it holds, as touching the whole checkout. Text holding none
 of the words that could write is answered at once, so an ordinary command costs one regular expression.
+``touches(effect, path)`` says whether an effect reaches a file: whole, the file, a directory above, a glob.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from .writes import NOT_FILES, WRITERS, Found, git, join, split_options
 
@@ -98,6 +100,22 @@ _FALLBACK_GIT = {
 _FALLBACK_COMMANDS = {"rm": "remove", "rmdir": "remove", "unlink": "remove", "shred": "remove", "mv": "move"}
 _FALLBACK_COMMANDS.update({"cp": "overwrite", "install": "overwrite", "tee": "overwrite", "dd": "overwrite"})
 _FALLBACK_COMMANDS.update({"truncate": "rewrite", "patch": "rewrite", "-delete": "remove"})
+
+
+def touches(effect: Effect, path: str) -> bool:
+    """Whether ``effect`` reaches the file at the absolute, normalised ``path``.
+
+    It does when it is ``whole`` (the caller checks the file is in the checkout of ``effect.cwd``), or
+    when one of its paths, taken from ``effect.cwd``, is the file, a directory above it, or a glob or
+    git pathspec matching it (``*`` also crosses ``/``: ``rm -r src/*`` and ``git add '*.py'`` do).
+    """
+    return effect.whole or any(_covers(join(effect.cwd, written), path) for written in effect.paths)
+
+
+def _covers(written: str, path: str) -> bool:
+    if path == written or path.startswith(written.rstrip("/") + "/"):
+        return True
+    return any(char in written for char in "*?[") and fnmatch.fnmatchcase(path, written)
 
 
 class _Unreadable(Exception):
@@ -419,7 +437,7 @@ class _Reader:
         for operator, target in redirects:
             if ">" in operator and not _is_duplication(operator, target) and not target.startswith(NOT_FILES):
                 kind = "rewrite" if ">>" in operator or operator == "<>" else "overwrite"
-                self.found.append(Effect(kind, place.cwd, (target,), _unknown(target), shown))
+                self.found.append(Effect(kind, place.cwd, (target,), _unknown(place.cwd, [target]), shown))
         while words and (_ASSIGNMENT.match(words[0]) or words[0] in _PREFIX_WORDS):
             words = words[1:]
         if not words:
@@ -437,13 +455,13 @@ class _Reader:
         for kind, cwd, paths, whole in _command(words, place.cwd, self):
             files = tuple(path for path in paths if not path.startswith(("<(", ">(")))  # `tee >(grep x)`: a pipe
             if files or whole:
-                self.found.append(Effect(kind, cwd, files, whole or any(map(_unknown, files)), shown))
+                self.found.append(Effect(kind, cwd, files, whole or _unknown(cwd, files), shown))
         return None
 
 
-def _unknown(path: str) -> bool:
-    """A path only the running shell knows (``$f``, ``$(ls)``): any file may be at stake."""
-    return "$" in path or "`" in path
+def _unknown(cwd: str, paths: Iterable[str]) -> bool:
+    """Whether only the running shell knows where the effect lands (``$f``, ``$(ls)``, ``~``, ``cd $DIR``)."""
+    return any(path.startswith("~") or "$" in path or "`" in path for path in (cwd, *paths))
 
 
 def _is_duplication(operator: str, target: str) -> bool:

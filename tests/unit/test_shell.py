@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blackboard.shell import KINDS, Effect, effects
+from blackboard.shell import KINDS, Effect, effects, touches
 
 CWD = "/repo"
 
@@ -197,6 +197,8 @@ WRITES = [
     pytest.param("ls | xargs -I{} mv {} old/", [whole("move")], id="xargs-replace"),
     pytest.param("for f in *.py; do rm $f; done", [("remove", CWD, ("$f",), True)], id="variable-path"),
     pytest.param("echo x > $OUT", [("overwrite", CWD, ("$OUT",), True)], id="variable-redirect"),
+    pytest.param("rm ~/proj/a.py", [("remove", CWD, ("~/proj/a.py",), True)], id="home-path"),
+    pytest.param("cd $DIR && rm a", [("remove", "$DIR", ("a",), True)], id="variable-cwd"),
 ]
 
 COMPOUND = [
@@ -323,6 +325,30 @@ def test_an_effect_names_its_own_segment_for_the_person() -> None:
 def test_a_mebibyte_of_heredoc_is_data_and_read_precisely() -> None:
     command = "cat > big.py <<'EOF'\n" + "rm -rf src; git stash\n" * 50_000 + "EOF\ngit status"
     assert _seen(command) == [paths("overwrite", "big.py")]
+
+
+TOUCHES = [
+    pytest.param("git stash", "/repo/src/a.py", True, id="whole"),
+    pytest.param("rm src/a.py", "/repo/src/a.py", True, id="the-file"),
+    pytest.param("rm src/a.py", "/repo/src/a.pyc", False, id="another-file"),
+    pytest.param("rm -rf src", "/repo/src/deep/a.py", True, id="a-directory-above"),
+    pytest.param("rm -rf src/", "/repo/src/a.py", True, id="a-directory-with-slash"),
+    pytest.param("rm -rf sr", "/repo/src/a.py", False, id="a-prefix-is-not-a-directory"),
+    pytest.param("cd src && git checkout .", "/repo/src/a.py", True, id="dot-in-cwd"),
+    pytest.param("cd docs && git checkout .", "/repo/src/a.py", False, id="dot-elsewhere"),
+    pytest.param("rm src/*.py", "/repo/src/a.py", True, id="glob"),
+    pytest.param("rm src/*.py", "/repo/src/a.txt", False, id="glob-not-matching"),
+    pytest.param("git add '*.py'", "/repo/src/a.py", True, id="pathspec-crosses-directories"),
+    pytest.param("rm ../repo/src/a.py", "/repo/src/a.py", True, id="dot-dot"),
+    pytest.param("sudo rm -rf /", "/repo/src/a.py", True, id="root"),
+    pytest.param("rm /abs/a.py", "/repo/a.py", False, id="absolute-elsewhere"),
+]
+
+
+@pytest.mark.parametrize(("command", "path", "expected"), TOUCHES)
+def test_touches_says_whether_an_effect_reaches_a_file(command: str, path: str, expected: bool) -> None:
+    (effect,) = effects(command, CWD)
+    assert touches(effect, path) is expected
 
 
 def test_an_effect_is_frozen_and_compares_by_value() -> None:
