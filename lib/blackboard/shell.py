@@ -86,6 +86,7 @@ _BRACES = re.compile(r"[{}]")
 _FALLBACK_WORDS = re.compile(r"[\w.-]+")
 _FALLBACK_WRITE = re.compile(r"(?<![<>&\d])(?:\d*>>?|&>>?)\s*(?!&|/dev/)[^\s;&|]")
 
+_NOT_WRITTEN = (*NOT_FILES, ">(", "<(")  # `> >(tee log)` writes to a pipe
 _SEPARATORS_IN_CHILD = ("|", "|&", "&")  # a `cd` before these runs in a child shell
 _PREFIX_WORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!"})
 _NOT_COMMANDS = frozenset({"for", "select", "case", "function", "done", "fi", "esac", "in", "}", "[[", "[", "test"})
@@ -435,7 +436,7 @@ class _Reader:
         if words[:1] == ["[["]:  # `>` compares strings there
             return None
         for operator, target in redirects:
-            if ">" in operator and not _is_duplication(operator, target) and not target.startswith(NOT_FILES):
+            if ">" in operator and not _is_duplication(operator, target) and not target.startswith(_NOT_WRITTEN):
                 kind = "rewrite" if ">>" in operator or operator == "<>" else "overwrite"
                 self.found.append(Effect(kind, place.cwd, (target,), _unknown(place.cwd, [target]), shown))
         while words and (_ASSIGNMENT.match(words[0]) or words[0] in _PREFIX_WORDS):

@@ -135,6 +135,7 @@ READS = [
     pytest.param("echo 'rm -rf /' > /dev/null", id="dev-null"),
     pytest.param("make test 2>&1 >/dev/null", id="duplication"),
     pytest.param("echo error >&2", id="to-stderr"),
+    pytest.param("make > >(tee) 2> >(cat >&2)", id="redirect-to-process-substitution"),
     pytest.param("ln -s a b", id="ln-without-force"),
     pytest.param("install -d build", id="install-directories"),
     pytest.param("patch --dry-run -p1 < x.diff", id="patch-dry-run"),
@@ -401,7 +402,18 @@ def test_git_stash_as_a_command_word_is_always_seen(
     assert any(e.kind == "stash" or e.whole for e in effects(command, CWD)), command
 
 
-_SAMPLES = [p.values[0] for p in GIT + WRITES if "\n" not in p.values[0]] + [p.values[0] for p in READS[:20]]
+_DESTRUCTIVE = {"git stash": "stash", "git reset --hard": "reset", "git checkout": "switch", "git clean": "clean"}
+_DESTRUCTIVE.update({"git pull": "pull", "rm": "remove", "mv": "move", "cp": "overwrite", "sed -i": "rewrite"})
+
+
+@given(st.sampled_from(sorted(_DESTRUCTIVE)), st.text(alphabet=st.characters(blacklist_characters="'\"\\`$#<\n")))
+def test_unreadable_text_with_a_destructive_word_is_never_silent(command: str, text: str) -> None:
+    found = effects(f"{command} {text} 'open", CWD)
+    assert _DESTRUCTIVE[command] in {e.kind for e in found if e.whole}
+
+
+# Commands of the tables that leave the directory as it was: joined, each keeps its own effects.
+_SAMPLES = [p.values[0] for p in GIT + WRITES + READS if not ("\n" in p.values[0] or "cd " in p.values[0])]
 
 
 @given(st.sampled_from(_SAMPLES), st.sampled_from(_SAMPLES), st.sampled_from([" && ", " || ", "; ", "\n"]))
