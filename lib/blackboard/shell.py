@@ -237,7 +237,9 @@ class _Reader:
         start = last = self.skip_space()
         while True:
             keywords_only = not redirects and all(word in _PREFIX_WORDS for word in words)
-            arithmetic = self.arithmetic_end(self.skip_space()) if keywords_only or words == ["for"] else None
+            arithmetic = (
+                self.arithmetic_end(self.skip_space(), words == ["for"]) if keywords_only or words == ["for"] else None
+            )
             if arithmetic is not None:  # `(( i > 3 ))`, `for ((…))`: read as data
                 self.pos = last = arithmetic
                 continue
@@ -271,13 +273,17 @@ class _Reader:
             self.pos = len(self.text) if newline < 0 else newline
         return self.pos
 
-    def arithmetic_end(self, pos: int) -> int | None:
-        """Where ``((…))`` at ``pos`` ends, when it is arithmetic rather than nested subshells (as bash decides)."""
+    def arithmetic_end(self, pos: int, after_for: bool = False) -> int | None:
+        """Where ``((…))`` at ``pos`` ends, when it is arithmetic rather than nested subshells (as bash decides).
+
+        After ``for`` it always is, semicolons included: ``for ((i = 0; i < 3; i++))``.
+        """
         if not self.text.startswith("((", pos):
             return None
         end = self.skip_parens(pos)
         inner = self.text[pos + 2 : end - 2]
-        return end if self.text[end - 2 : end] == "))" and ";" not in inner and "\n" not in inner else None
+        closed = self.text[end - 2 : end] == "))"
+        return end if closed and (after_for or (";" not in inner and "\n" not in inner)) else None
 
     def skip_parens(self, pos: int) -> int:
         """The position after the parenthesis that closes the one at ``pos`` (arithmetic, read as data)."""
