@@ -118,8 +118,8 @@ def _git_checkout(rest: list[str]) -> Judged:
         return [("restore", [], True)]
     if after:
         return [("restore", after, False)]
-    if not operands:
-        return [("restore", [], True)] if {"-p", "--patch"} & set(options) else []
+    if not operands:  # `checkout -f` throws every change away; bare `checkout` only reports
+        return [("restore", [], True)] if {"-p", "--patch", "-f", "--force"} & set(options) else []
     if len(operands) == 1 and not _looks_like_path(operands[0]):
         return [("switch", [], True)]
     return [("restore", operands, False)]
@@ -156,16 +156,8 @@ def _git_add(rest: list[str]) -> Judged:
     return [("sweep", paths, False)] if paths else []
 
 
-_COMMIT_VALUES: tuple[str, ...] = (
-    "--message",
-    "--file",
-    "--reuse-message",
-    "--reedit-message",
-    "--fixup",
-    "--squash",
-    "--author",
-)
-_COMMIT_VALUES += ("--date", "--template", "--cleanup", "--trailer")
+_COMMIT_VALUES: tuple[str, ...] = ("--message", "--file", "--reuse-message", "--reedit-message", "--fixup")
+_COMMIT_VALUES += ("--squash", "--author", "--date", "--template", "--cleanup", "--trailer")
 
 
 def _git_commit(rest: list[str]) -> Judged:
