@@ -207,7 +207,7 @@ WRITES = [
 COMPOUND = [
     pytest.param("cd src && git checkout .", [paths("restore", ".", cwd="/repo/src")], id="cd-and"),
     pytest.param("cd src; git stash", [whole("stash", cwd="/repo/src")], id="cd-semicolon"),
-    pytest.param("cd /tmp/x || exit; rm a", [paths("remove", "a", cwd="/tmp/x")], id="cd-absolute"),
+    pytest.param("cd /srv/x || exit; rm a", [paths("remove", "a", cwd="/srv/x")], id="cd-absolute"),
     pytest.param("cd a && cd ../b && rm c", [paths("remove", "c", cwd="/repo/b")], id="cd-twice"),
     pytest.param("cd a; cd -; rm c", [paths("remove", "c")], id="cd-back"),
     pytest.param("(cd src && git stash); rm a", [whole("stash", "/repo/src"), paths("remove", "a")], id="subshell"),
