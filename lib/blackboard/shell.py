@@ -467,8 +467,8 @@ class _Reader:
 
 
 def _unknown(cwd: str, paths: Iterable[str]) -> bool:
-    """Whether only the running shell knows where the effect lands (``$f``, ``$(ls)``, ``~``, ``cd $DIR``)."""
-    return any(path.startswith("~") or "$" in path or "`" in path for path in (cwd, *paths))
+    """Whether only the running shell knows where the effect lands (``$f``, ``$(ls)``, ``~``, ``cd $DIR``, ``{}``)."""
+    return any(path.startswith("~") or "$" in path or "`" in path or "{}" in path for path in (cwd, *paths))
 
 
 def _is_duplication(operator: str, target: str) -> bool:
