@@ -25,6 +25,7 @@ COMMAND_VALUED = {
     "task": {"--file", "--reason"},
     "cleanup": {"--older-than", "--keep"},
     "sessions": {"--status"},
+    "hold": {"--reason", "--for"},
 }
 GROUPS = {"task"}  # a command whose first word names its own subcommand
 
@@ -39,7 +40,7 @@ SINGLE_QUOTED_SPECIAL = frozenset("\n\r")
 
 MAX_FILES = 4  # --file options one approved command may give (each is asked of git)
 READ_ONLY = {"list", "read", "show", "sessions", "handoff", "where", "who"}
-WRITES_OWN_BOARD = {"note", "task", "post", "claim"}
+WRITES_OWN_BOARD = {"note", "task", "post", "claim", "hold", "release"}
 TEXT_FILE_COMMANDS = {"note", "post", "task"}
 # Names that say a file holds credentials: never read for the board without the person's say.
 SECRET_NAME = (

@@ -15,21 +15,23 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 
-from . import live
+from . import holds, live, shell
 from .clock import describe_age
 from .gitinfo import checkout_around, head_of
 from .ids import is_session_id
 from .live import Liveness, Presence
 from .paths import PathResolver
 from .project import identify_project
-from .registry import active_session_ids
 from .render import quoted
 from .settings import Settings
 
 EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 NO_ONE_TO_ASK = ("bypassPermissions", "dontAsk")  # modes that never show the person a question
 MAX_NAMED = 3  # sessions a reason names
+MAX_FILES_NAMED = 5  # files at stake a reason names
+GIT_SECONDS = 0.5  # for git to say which held files are still uncommitted; past it, all of them are
 # A shell command that may move HEAD or the branch: after it, a move is this session's own.
 MOVES_HEAD = re.compile(
     r"\bgit\b.*\b(checkout|switch|reset|rebase|merge|pull|commit|cherry-pick|revert|am|branch|stash|worktree|bisect)\b"
@@ -75,42 +77,48 @@ def edit_verdict(
     resolver = PathResolver(settings.root, identify_project(top))
     if not os.path.isfile(resolver.meta_path(session_id)):
         return None  # a session this plugin never started: none of its business
-    since = time.time() - settings.edit_window
-    here: list[tuple[float, str, Presence]] = []
-    elsewhere: list[tuple[float, str, Presence, str]] = []
-    liveness = Liveness(resolver, settings)
-    for other in active_session_ids(resolver):
-        if other == session_id:
-            continue  # its own files, its subagents' included
-        presence = live.read_presence(resolver.live_path(other), since)
-        edited = presence.last_edit(top, relative)
-        if edited is None or not liveness.session_is_live(other):
-            continue
-        if edited[0] == top:
-            here.append((edited[1], other, presence))
-        else:
-            elsewhere.append((edited[1], other, presence, edited[0]))
+    others = holds.presences(resolver, session_id, time.time() - settings.edit_window)
+    deadline = time.monotonic() + GIT_SECONDS
+    holding = holds.holders(resolver, settings, others, top, deadline, relevant=lambda path: path == relative)
+    here = [holder for holder in holding if holder.holds(relative)]
     if here:
-        return _conflict(sorted(here, key=lambda e: -e[0]), relative, permission_mode, settings)
+        return _conflict(here, relative, permission_mode, settings)
+    liveness = Liveness(resolver, settings)
+    elsewhere = [
+        (edited[1], other, presence, edited[0])
+        for other, presence in others
+        if (edited := presence.last_edit(top, relative)) is not None and edited[0] != top
+    ]
+    elsewhere = [entry for entry in elsewhere if liveness.session_is_live(entry[1])]
     if elsewhere:
         return _merge_warning(sorted(elsewhere, key=lambda e: -e[0]), relative)
     return None
 
 
-def _conflict(edits: list[tuple[float, str, Presence]], relative: str, mode: object, settings: Settings) -> Verdict:
-    named = "; ".join(describe(other, presence, at) for at, other, presence in edits[:MAX_NAMED])
+def _conflict(here: list[holds.Holder], relative: str, mode: object, settings: Settings) -> Verdict:
+    here = sorted(here, key=lambda holder: -holder.files.get(relative, 0.0))
+    named = "; ".join(_holding(holder, relative) for holder in here[:MAX_NAMED])
     what = (
-        f"blackboard: the file {quoted(relative, 200)} was edited in this checkout by another live Claude Code "
-        f"session: {named}. Editing it now may undo or tangle that session's work."
+        f"blackboard: the file {quoted(relative, 200)} is held by another live Claude Code session of this "
+        f"checkout: {named}. Editing it now may undo or tangle that session's work."
     )
     if mode in NO_ONE_TO_ASK or settings.attended is False:
         return Verdict(
             "deny",
             f"{what} No one can be asked in this mode, so the edit was refused. To go on: work on another "
-            "file, or leave this one until that session has committed it or ended; `blackboard who` shows "
-            "what it is doing.",
+            "file, or leave this one until that session has committed or released it, or ended; "
+            "`blackboard who` shows what it is doing.",
         )
     return Verdict("ask", f"{what} Allow the edit only if the two sessions are meant to share this file.")
+
+
+def _holding(holder: holds.Holder, relative: str) -> str:
+    """``session 5f1c8a2e, 4 minutes ago, whose …`` for a file it wrote, or with the reason it holds it."""
+    if relative in holder.files:
+        return describe(holder.session_id, holder.presence, holder.files[relative]) + " (uncommitted)"
+    why = next((why for glob, why, _ in holder.globs if holds.matches(glob, relative)), "")
+    reason = f", with the reason {quoted(why, 160)}" if why else ""
+    return describe(holder.session_id, holder.presence) + f" (held explicitly{reason})"
 
 
 def _merge_warning(edits: list[tuple[float, str, Presence, str]], relative: str) -> Verdict:
@@ -210,3 +218,114 @@ def _sessions_in(resolver: PathResolver, session_id: str, top: str, settings: Se
 def _head_text(branch: str, sha: str) -> str:
     where = f"branch {quoted(branch, 120)}" if branch else "a detached HEAD"
     return f"{where} at {sha[:8]}" if sha else f"{where} (no commit yet)"
+
+
+# --- the shell ----------------------------------------------------------------------------------
+
+
+def shell_verdict(
+    session_id: str, command: str, permission_mode: object, settings: Settings, cwd: str | None
+) -> Verdict | None:
+    """The verdict on a shell command of ``session_id``; None when it only reads, or touches nothing another live
+    session holds.
+
+    What the command would do is read from its text (``shell.effects``). An effect on the whole
+    checkout (a stash, a reset, a switch of branch, a pull, ``git add -A``…) is at stake whenever
+    another live session holds anything in that checkout; one on paths, when they reach what it holds.
+    """
+    if settings.edit_window <= 0 or not is_session_id(session_id) or not cwd or not os.path.isabs(cwd):
+        return None
+    effects = shell.effects(command, cwd)
+    own_top = checkout_of(cwd)
+    if not effects or own_top is None:
+        return None
+    resolver = PathResolver(settings.root, identify_project(own_top))
+    if not os.path.isfile(resolver.meta_path(session_id)):
+        return None  # a session this plugin never started: none of its business
+    others = holds.presences(resolver, session_id, time.time() - settings.edit_window)
+    if not any(presence.edits or presence.holds for _, presence in others):
+        return None  # nobody else wrote or holds anything: the common case costs no git
+    deadline = time.monotonic() + GIT_SECONDS
+    stakes: list[tuple[holds.Holder, list[str], shell.Effect]] = []
+    for top, group in _by_checkout(effects, own_top).items():
+        for holder in holds.holders(resolver, settings, others, top, deadline, relevant=_reached_by(group, top)):
+            for effect in group:
+                at_stake = holder.at_stake(_reached_by([effect], top))
+                if at_stake:
+                    stakes.append((holder, at_stake, effect))
+                    break
+    return _shell_conflict(stakes, permission_mode, settings) if stakes else None
+
+
+def _by_checkout(effects: list[shell.Effect], own_top: str) -> dict[str, list[shell.Effect]]:
+    """The effects grouped by the checkout they happen in (a ``cd`` or ``git -C`` may leave the session's own)."""
+    grouped: dict[str, list[shell.Effect]] = {}
+    for effect in effects:
+        top = checkout_of(effect.cwd) if os.path.isabs(effect.cwd) else own_top  # `cd $DIR`: taken as its own
+        grouped.setdefault(top or own_top, []).append(effect)
+    return grouped
+
+
+def _reached_by(effects: list[shell.Effect], top: str) -> Callable[[str], bool]:
+    """Whether any of ``effects`` reaches a path (or held glob) of checkout ``top``."""
+
+    def reached(relative: str) -> bool:
+        path = os.path.join(top, relative)
+        for effect in effects:
+            if effect.whole or shell.touches(effect, path):
+                return True
+            # a held glob (`src/auth/*`) is reached by an effect on a path it covers (`rm src/auth/x.py`)
+            if any(holds.matches(relative, _relative(top, effect.cwd, written)) for written in effect.paths):
+                return True
+        return False
+
+    return reached
+
+
+def _relative(top: str, cwd: str, written: str) -> str:
+    path = os.path.normpath(os.path.join(cwd, written)) if os.path.isabs(cwd) else os.path.normpath(written)
+    return os.path.relpath(path, top) if os.path.isabs(path) else path
+
+
+def _shell_conflict(
+    stakes: list[tuple[holds.Holder, list[str], shell.Effect]], mode: object, settings: Settings
+) -> Verdict:
+    named = []
+    for holder, at_stake, _ in stakes[:MAX_NAMED]:
+        files = ", ".join(quoted(path, 120) for path in at_stake[:MAX_FILES_NAMED])
+        more = f" and {len(at_stake) - MAX_FILES_NAMED} more" if len(at_stake) > MAX_FILES_NAMED else ""
+        named.append(f"{describe(holder.session_id, holder.presence)}, which holds {files}{more}")
+    effect = stakes[0][2]
+    what = (
+        f"blackboard: this command would {_ACTS.get(effect.kind, 'change')} work another live Claude Code session "
+        f"holds uncommitted in this checkout ({quoted(effect.words, 160)}): {'; '.join(named)}."
+    )
+    if mode in NO_ONE_TO_ASK or settings.attended is False:
+        return Verdict(
+            "deny",
+            f"{what} No one can be asked in this mode, so the command was refused. To go on: leave those files "
+            "alone, or ask that session to commit or release them (`blackboard who` shows what it is doing); "
+            "commands that only read are never refused.",
+        )
+    return Verdict("ask", f"{what} Allow it only if that session's work may be lost or swept into this one.")
+
+
+_ACTS = {
+    "stash": "stash away",
+    "reset": "reset",
+    "switch": "switch the branch under",
+    "restore": "overwrite",
+    "clean": "delete",
+    "pull": "pull over",
+    "rebase": "rebase under",
+    "merge": "merge into",
+    "cherry-pick": "apply commits over",
+    "revert": "revert over",
+    "am": "apply patches over",
+    "sweep": "sweep into this session's commit",
+    "commit-paths": "commit, as this session's,",
+    "remove": "remove",
+    "overwrite": "overwrite",
+    "move": "move or overwrite",
+    "rewrite": "rewrite",
+}

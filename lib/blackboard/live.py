@@ -165,6 +165,16 @@ def _append(path: str, record: dict[str, object]) -> None:
             _fold_into_state(path)  # one appender in FOLD_EVERY bytes crosses the mark
 
 
+def record_hold(path: str, top: str, patterns: list[str], reason: str, until: float | None) -> None:
+    """``blackboard hold``: paths or globs of checkout ``top`` it holds, why, and until when (None: its end)."""
+    _append(path, {"kind": "hold", "top": top, "patterns": patterns, "reason": reason, "until": until})
+
+
+def record_release(path: str, top: str, patterns: list[str]) -> None:
+    """``blackboard release``: the holds of ``patterns`` in ``top`` are let go; of every one when it is empty."""
+    _append(path, {"kind": "release", "top": top, "patterns": patterns})
+
+
 def state_path(path: str) -> str:
     """``_live.json`` beside ``_live.jsonl``: what the log said up to an offset, folded."""
     return path[: -len("l")] if path.endswith(".jsonl") else path + ".state"
@@ -200,13 +210,14 @@ def _in_git_dir(relative: str) -> bool:
 class Presence:
     """What a session's ``_live.jsonl`` says: its latest request, the files it edited, the HEADs it saw and moved."""
 
-    __slots__ = ("request", "edits", "head", "moves")
+    __slots__ = ("request", "edits", "head", "moves", "holds")
 
     def __init__(self) -> None:
         self.request: str | None = None
         self.edits: dict[tuple[str, str], float] = {}  # (checkout, path) -> when it was last edited
         self.head: tuple[str, str, str] | None = None  # (checkout, branch, sha): the latest it saw
         self.moves: dict[str, tuple[str, str, float]] = {}  # checkout -> (branch, sha, when): its own latest move
+        self.holds: dict[tuple[str, str], tuple[str, float | None, float]] = {}  # (checkout, glob) -> (why, until, at)
 
     def add(self, record: dict) -> None:
         """Fold one record of ``_live.jsonl`` in; a record of another shape (a hand edit) changes nothing."""
@@ -220,6 +231,24 @@ class Presence:
             self.head = (record["top"], record["branch"], record["sha"])
             if kind == "move":
                 self.moves[record["top"]] = (record["branch"], record["sha"], float(at))
+        elif kind in ("hold", "release") and _strings(record, "top") and isinstance(record.get("patterns"), list):
+            self._hold(kind, record, float(at))
+
+    def _hold(self, kind: str, record: dict, at: float) -> None:
+        top, patterns = record["top"], [p for p in record["patterns"] if isinstance(p, str)]
+        if kind == "release":
+            gone = [key for key in self.holds if key[0] == top and (not patterns or key[1] in patterns)]
+            for key in gone:
+                del self.holds[key]
+            return
+        given = record.get("until")
+        until = float(given) if isinstance(given, (int, float)) and not isinstance(given, bool) else None
+        for pattern in patterns:
+            self.holds[(top, pattern)] = (str(record.get("reason") or ""), until, at)
+
+    def held(self, now: float) -> dict[tuple[str, str], tuple[str, float | None, float]]:
+        """The explicit holds still in force at ``now``."""
+        return {key: hold for key, hold in self.holds.items() if hold[1] is None or hold[1] > now}
 
     def edited_since(self, since: float) -> dict[tuple[str, str], float]:
         """The files edited at or after ``since``, newest first."""
@@ -300,6 +329,7 @@ def _fold_into_state(path: str) -> None:
         "head": list(found.head) if found.head else None,
         "moves": {top: list(move) for top, move in found.moves.items()},
         "edits": edits,
+        "holds": [[top, glob, *hold] for (top, glob), hold in found.held(time.time()).items()],
     }
     atomic_write(state_path(path), json.dumps(state, ensure_ascii=False), durable=False)
 
@@ -323,6 +353,9 @@ def _read_state(path: str) -> tuple[Presence, int]:
 
 def _load_state(found: Presence, state: dict) -> None:
     request, head, moves, edits = state.get("request"), state.get("head"), state.get("moves"), state.get("edits")
+    for top, glob, reason, until, at in list(state.get("holds") or []):
+        if isinstance(top, str) and isinstance(glob, str) and isinstance(reason, str) and type(at) in (int, float):
+            found.holds[(top, glob)] = (reason, float(until) if type(until) in (int, float) else None, float(at))
     if isinstance(request, str):
         found.request = request
     if isinstance(head, list) and len(head) == 3 and all(isinstance(part, str) for part in head):

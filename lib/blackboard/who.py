@@ -14,7 +14,8 @@ import re
 import time
 
 from . import claims, live
-from .clock import describe_age
+from .changes import uncommitted_among
+from .clock import describe_age, format_utc
 from .entries import Entry, parse
 from .fsutil import read_tail
 from .gitinfo import checkout_around, head_of
@@ -26,6 +27,7 @@ from .redact import redact
 from .render import quoted
 from .settings import Settings
 
+GIT_SECONDS = 0.3  # for git to say which of the files shown are still uncommitted
 TASKS_BYTES = 256 * 1024  # of a live session's task file: its claims are among its latest tasks
 MAX_FILES = 6
 
@@ -33,7 +35,7 @@ MAX_FILES = 6
 class Neighbour:
     """One other live session of the project and what it is doing."""
 
-    __slots__ = ("session_id", "checkout", "branch", "request", "edits", "claims")
+    __slots__ = ("session_id", "checkout", "branch", "request", "edits", "claims", "holds", "open_files")
 
     def __init__(self, meta: Meta, presence: Presence, branches: dict[str, str]) -> None:
         self.session_id = meta["session_id"]
@@ -43,6 +45,8 @@ class Neighbour:
         self.branch = branches[self.checkout] if self.checkout is not None else ""
         self.request = presence.request
         self.edits = sorted(((at, path, top) for (top, path), at in presence.edits.items()), reverse=True)
+        self.holds = sorted((glob, why, until) for (_, glob), (why, until, _) in presence.held(time.time()).items())
+        self.open_files: set[tuple[str, str]] | None = None  # (checkout, path) git says are uncommitted; None: unknown
         self.claims: list[tuple[str, str, str]] = []  # (key, text, since)
 
     def to_json(self) -> dict[str, object]:
@@ -56,6 +60,10 @@ class Neighbour:
                 {"path": redact(path), "checkout": redact(top), "at": round(at, 3)} for at, path, top in self.edits
             ],
             "claims": [{"key": key, "text": redact(text), "since": redact(since)} for key, text, since in self.claims],
+            "holds": [{"path": redact(glob), "reason": redact(why), "until": until} for glob, why, until in self.holds],
+            "uncommitted": None
+            if self.open_files is None
+            else [redact(path) for _, path, top in self.edits if (top, path) in self.open_files],
         }
 
 
@@ -71,7 +79,25 @@ def neighbours(
         for meta in metas[:limit]
     ]
     _claims_of(resolver, found, exclude)
+    _uncommitted_of(found, settings)
     return found, len(metas)
+
+
+def _uncommitted_of(found: list[Neighbour], settings: Settings) -> None:
+    """Which files each edited are still uncommitted (held): git asked once per checkout, within ``GIT_SECONDS``."""
+    deadline = time.monotonic() + GIT_SECONDS
+    by_checkout: dict[str, set[str]] = {}
+    for neighbour in found:
+        for _, path, top in neighbour.edits[:MAX_FILES]:
+            by_checkout.setdefault(top, set()).add(path)
+    open_files: set[tuple[str, str]] = set()
+    for top, paths in by_checkout.items():
+        answer = uncommitted_among(top, sorted(paths), settings.environ, deadline) if os.path.isdir(top) else None
+        if answer is None:
+            return  # git could not say: the files are shown as edited, no more
+        open_files.update((top, path) for path in answer)
+    for neighbour in found:
+        neighbour.open_files = open_files
 
 
 def _claims_of(resolver: PathResolver, found: list[Neighbour], viewer: str) -> None:
@@ -110,14 +136,27 @@ def lines(found: list[Neighbour], total: int, here: str | None) -> list[str]:
             shown.append(f"  asks: {quoted(neighbour.request, 200)}")
         if neighbour.edits:
             edits = neighbour.edits[:MAX_FILES]  # only those shown are quoted: a session may have edited thousands
-            files = [f"{quoted(path, 120)} ({describe_age(max(now - at, 0))} ago)" for at, path, _ in edits]
+            files = [
+                f"{quoted(path, 120)} ({_state(neighbour, top, path)}{describe_age(max(now - at, 0))} ago)"
+                for at, path, top in edits
+            ]
             more = len(neighbour.edits) - len(edits)
             shown.append(f"  edited: {', '.join(files)}" + (f", and {more} more" if more else ""))
+        for glob, why, until in neighbour.holds[:MAX_FILES]:
+            reason = f", because {quoted(why, 120)}" if why else ""
+            end = f", until {format_utc(until)}" if until is not None else ""
+            shown.append(f"  holds: {quoted(glob, 120)} (held explicitly{reason}{end})")
         for key, text, since in neighbour.claims[:5]:
             shown.append(f"  claims: {_short(key)} {quoted(text, 100)} (since {_since(since)})")
     if total > len(found):
         shown.append(f"- … and {total - len(found)} more (`blackboard who` lists them all)")
     return shown
+
+
+def _state(neighbour: Neighbour, top: str, path: str) -> str:
+    if neighbour.open_files is None:
+        return ""
+    return "uncommitted, " if (top, path) in neighbour.open_files else "committed, "
 
 
 def _since(stamp: str) -> str:

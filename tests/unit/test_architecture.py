@@ -15,7 +15,7 @@ LAYERS = [
     {"paths", "changes", "transcript"},
     {"meta"},
     {"entries", "registry", "render", "handoff"},
-    {"summary", "live"},
+    {"summary", "live", "holds"},
     {"session", "recovery", "migrate", "context", "board", "sync", "guard", "claims", "who"},
     {"cleanup", "doctor", "failures"},
     {"hook", "events", "cli", "__main__"},

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-from .. import digest, live
+from .. import digest, live, shell
 from ..guard import checkout_of, head_notice
 from ..paths import PathResolver
 from ..registry import session_dir
@@ -63,6 +63,11 @@ def capture(
             project_dir = resolver.project.toplevel or usable_path(payload.get("cwd"))
             digest.record_edit(path, payload.get("tool_name"), file_path, project_dir)
         _record_edit(resolver.live_path(session_id), file_path, usable_path(payload.get("cwd")))
+    elif payload.get("tool_name") == "Bash":
+        tool_input = payload.get("tool_input")
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        if isinstance(command, str):
+            _record_writes(resolver.live_path(session_id), command, usable_path(payload.get("cwd")))
     return True
 
 
@@ -70,6 +75,24 @@ def _cut(text: str, limit: int) -> str:
     """``text`` (redacted already) within ``limit`` characters, on one line."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+SHELL_WRITES = ("remove", "overwrite", "move", "rewrite")  # what a command did to files it names
+
+
+def _record_writes(path: str, command: str, cwd: str | None) -> None:
+    """The files a shell command of the session wrote (``sed -i``, ``>``, ``mv``…): they are its own, as edits are."""
+    if cwd is None or not os.path.isabs(cwd):
+        return
+    own = checkout_of(cwd)
+    for effect in shell.effects(command, cwd):
+        if effect.kind not in SHELL_WRITES or effect.whole or not os.path.isabs(effect.cwd):
+            continue
+        for written in effect.paths:
+            if not any(char in written for char in "*?["):  # a glob names no file of its own
+                where = live.locate(os.path.normpath(os.path.join(effect.cwd, written)), own)
+                if where is not None:
+                    live.record_edit(path, *where)
 
 
 def _record_edit(path: str, file_path: object, cwd: str | None) -> None:
