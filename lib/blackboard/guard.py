@@ -117,7 +117,7 @@ def _holding(holder: holds.Holder, relative: str) -> str:
     if relative in holder.files:
         return describe(holder.session_id, holder.presence, holder.files[relative]) + " (uncommitted)"
     why = next((why for glob, why, _ in holder.globs if holds.matches(glob, relative)), "")
-    reason = f", with the reason {quoted(why, 160)}" if why else ""
+    reason = f", because {quoted(why, 160)}" if why else ""
     return describe(holder.session_id, holder.presence) + f" (held explicitly{reason})"
 
 
@@ -292,13 +292,13 @@ def _shell_conflict(
 ) -> Verdict:
     named = []
     for holder, at_stake, _ in stakes[:MAX_NAMED]:
-        files = ", ".join(quoted(path, 120) for path in at_stake[:MAX_FILES_NAMED])
+        files = ", ".join(_held_as(holder, path) for path in at_stake[:MAX_FILES_NAMED])
         more = f" and {len(at_stake) - MAX_FILES_NAMED} more" if len(at_stake) > MAX_FILES_NAMED else ""
         named.append(f"{describe(holder.session_id, holder.presence)}, which holds {files}{more}")
     effect = stakes[0][2]
     what = (
         f"blackboard: this command would {_ACTS.get(effect.kind, 'change')} work another live Claude Code session "
-        f"holds uncommitted in this checkout ({quoted(effect.words, 160)}): {'; '.join(named)}."
+        f"holds in this checkout ({quoted(effect.words, 160)}): {'; '.join(named)}."
     )
     if mode in NO_ONE_TO_ASK or settings.attended is False:
         return Verdict(
@@ -308,6 +308,14 @@ def _shell_conflict(
             "commands that only read are never refused.",
         )
     return Verdict("ask", f"{what} Allow it only if that session's work may be lost or swept into this one.")
+
+
+def _held_as(holder: holds.Holder, path: str) -> str:
+    """``"src/auth.py" (uncommitted)`` for a file it wrote, ``"docs/*" (held explicitly, because "…")`` for a hold."""
+    if path in holder.files:
+        return f"{quoted(path, 120)} (uncommitted)"
+    why = next((why for glob, why, _ in holder.globs if glob == path), "")
+    return f"{quoted(path, 120)} (held explicitly" + (f", because {quoted(why, 160)})" if why else ")")
 
 
 _ACTS = {
