@@ -132,6 +132,7 @@ def run_all(python: str, venv: Path, work: Path) -> None:
     cleanup(blackboard, env, project, work, full)
 
     live_sessions(python, env, work)
+    bash_alone(python, env, work)
     redaction(env, work)
     claude_code_tasks(env, work)
     big_sessions(env, work)
@@ -507,6 +508,7 @@ LIVE_SESSIONS = 30
 LIVE_FILES = 10
 LIVE_EDITS = 1000
 LIVE_TASKS = 50
+LIVE_HELD = 5
 
 
 def live_sessions(python: str, env: dict[str, str], work: Path) -> None:
@@ -557,6 +559,8 @@ def live_sessions(python: str, env: dict[str, str], work: Path) -> None:
             for k in range(LIVE_TASKS):
                 board.add_task(f"session {n}: port handler {k} to the new API", "main")
             board.claim_task("t1", "main")
+            for k in range(LIVE_HELD):  # uncommitted: 150 files held by the 30 sessions
+                (project / "src" / f"module_{n * LIVE_FILES + k}.py").write_text(python_source(n) + "# changed\n")
         me = subprocess.Popen([python, "-I", "-c", "import time; time.sleep(3600)"])
         sleepers.append(me)
         times = live_turns(python, dict(env, CLAUDE_PID=str(me.pid)), project)
@@ -578,12 +582,38 @@ def live_sessions(python: str, env: dict[str, str], work: Path) -> None:
         print(f"      {problem}", flush=True)
 
 
+def bash_alone(python: str, env: dict[str, str], work: Path) -> None:
+    """PreToolUse of Bash with no other live session in the project: an ordinary command and a `git stash`."""
+    project = work / "alone"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    env = dict(env, BLACKBOARD_ROOT=str(work / "root-alone"))
+    start = {"session_id": "me", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
+    run_hook("session-start", start, env)
+    times: dict[str, list[float]] = {"bare": [], "`pytest -q tests/`": [], "`git stash`": []}
+    for _ in range(RUNS):
+        times["bare"].append(median_of(1, lambda _: subprocess.run([python, "-I", "-c", "pass"], check=True)))
+        for name in ("`pytest -q tests/`", "`git stash`"):
+            bash = {"session_id": "me", "cwd": str(project), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                    "tool_input": {"command": name.strip("`")}, "permission_mode": "default"}  # fmt: skip
+            times[name].append(run_hook("pre-tool-use", bash, env))
+    bare = statistics.median(times.pop("bare"))
+    for name, series in times.items():
+        ratio = statistics.median(series) / bare
+        report(
+            f"PreToolUse Bash {name}, no other live session / bare `python -I -c pass`",
+            f"{statistics.median(series) * 1000:.1f} / {bare * 1000:.1f} ms = {ratio:.2f}x",
+            "<= 3x",
+            ratio <= 3,
+        )
+
+
 def live_turns(python: str, env: dict[str, str], project: Path) -> dict[str, list]:
     """The times of each hook of a turn among the live sessions, and what went wrong (nothing, normally)."""
     times: dict[str, list] = {
         name: [] for name in ("bare", "SessionStart", "UserPromptSubmit", "PreToolUse Edit, asks")
     }
-    times.update({"PreToolUse Edit, nobody's file": [], "PostToolUse (Edit)": [], "Stop": [], "problems": []})
+    times.update({"PreToolUse Edit, nobody's file": [], "PreToolUse Bash `git stash`, asks": []})
+    times.update({"PostToolUse (Edit)": [], "Stop": [], "problems": []})
     guarded = str(project / "src" / f"module_{17 * LIVE_FILES + 3}.py")  # session 17 edited it
     free = str(project / "src" / f"module_{LIVE_SESSIONS * LIVE_FILES}.py")
     for i in range(RUNS):
@@ -607,6 +637,13 @@ def live_turns(python: str, env: dict[str, str], project: Path) -> dict[str, lis
             asked = b'"permissionDecision": "ask"' in done.stdout and b"session live-17" in done.stdout
             if asked != (path == guarded) or done.stderr:
                 times["problems"].append(f"{name}: {done.stdout[:200]!r} {done.stderr[:200]!r}")
+        stash = dict(base, hook_event_name="PreToolUse", tool_name="Bash", tool_input={"command": "git stash"})
+        started = time.perf_counter()
+        done = subprocess.run([str(REPO / "hooks" / "run"), "pre-tool-use"], input=json.dumps(stash).encode(),
+                              capture_output=True, env=env)  # fmt: skip
+        times["PreToolUse Bash `git stash`, asks"].append(time.perf_counter() - started)
+        if b'"permissionDecision": "ask"' not in done.stdout or done.stderr:
+            times["problems"].append(f"git stash: {done.stdout[:200]!r} {done.stderr[:200]!r}")
         times["PostToolUse (Edit)"].append(run_hook("post-tool-use", edit_payload(base, free, 0), env))
         stop = dict(base, hook_event_name="Stop", stop_hook_active=False, last_assistant_message="tidied")
         times["Stop"].append(run_hook("stop", stop, env))
