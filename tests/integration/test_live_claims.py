@@ -331,3 +331,26 @@ def test_a_claim_answers_with_the_key_of_a_task_on_another_board(three: PathReso
     assert own.stdout == "claimed t1: own work\n", own.stderr
     carried = _run(env, project, "bbbb2222", "task", "claim", "eeee5555/t1")
     assert carried.stdout == "claimed t2 (carried: eeee5555/t1): carried work\n", carried.stderr
+
+
+GHP = "ghp_" + "Zq8sW2mKx7Rt4Yv9Lb3Nc6Pd1Hf5Jg0Ae8Ub"
+
+
+def test_other_sessions_task_text_is_redacted_whole_before_it_is_cut(
+    three: PathResolver, env: dict, project: Path
+) -> None:
+    """Issue 39, points 3 and 4: `task list` and `who` print another session's words; a token that crossed the
+    old cut at 100 characters showed its first 19 characters, and one in a later line its whole."""
+    text = "x" * 86 + f" push with {GHP}\n.pgpass line:\nlocalhost:5432:orders:admin:Pr0d-Passw0rd-2026"
+    board = three.board_file("aaaa1111", "tasks")
+    entries.append(board, "t", {"status": "open", "author": "main"}, text, entries.initial_text("tasks", "aaaa1111"))
+    assert _run(env, project, "aaaa1111", "task", "claim", "t2").returncode == 0
+
+    listed = _run(env, project, "bbbb2222", "task", "list")
+    data = _run(env, project, "bbbb2222", "task", "list", "--json").stdout
+    shown = _run(env, project, "bbbb2222", "who")
+    shown_json = _run(env, project, "bbbb2222", "who", "--json").stdout
+
+    for output in (listed.stdout, data, shown.stdout, shown_json):
+        assert GHP[:12] not in output and "Pr0d-Passw0rd" not in output
+    assert "aaaa1111/t2" in listed.stdout and "claims: aaaa1111/t2" in shown.stdout

@@ -10,6 +10,7 @@ from .. import claims
 from ..board import Changed
 from ..entries import Entry
 from ..ledger import CLOSED_STATUSES, Item
+from ..redact import redact
 from .common import FILE, GLOBAL, Command, author, current_board, emit, entry_json, text_of, warn
 
 
@@ -112,7 +113,7 @@ def task_list(show_all: bool) -> None:
     data: dict[str, object] = {
         "session_id": board.session_id,
         "tasks": [entry_json(t) for t in shown],
-        "live": [{"key": key, "session_id": session_id, **entry_json(task)} for key, session_id, task in live],
+        "live": [{"key": key, "session_id": session_id, **_others(task)} for key, session_id, task in live],
         "carried": [_carried_json(i, held.get(i.key)) for i in carried],
     }
     if latest.cut:
@@ -142,12 +143,22 @@ def _holder(task: Entry, session_id: str) -> str:
     return f" [{who}{where} since {task.fields.get('claimed_at', '?')}]"
 
 
+def _others(task: Entry) -> dict[str, object]:
+    """Another live session's task as JSON: its words redacted whole, as every view of other sessions has them."""
+    return {key: redact(value) if isinstance(value, str) else value for key, value in entry_json(task).items()}
+
+
 def _live_line(key: str, session_id: str, task: Entry) -> str:
-    """``5f1c8a2e/t2 claimed  write the test [test-writer in session 5f1c8a2e since …] (on live session 5f1c8a2e)``."""
+    """``5f1c8a2e/t2 claimed  write the test [test-writer in session 5f1c8a2e since …] (on live session 5f1c8a2e)``.
+
+    Another session's words are redacted whole before the first line is taken.
+    """
     origin, _, local = key.rpartition("/")
     status = task.fields.get("status", "open")
-    first = task.body.splitlines()[0] if task.body else ""
-    return f"{origin[:8]}/{local} {status:<8} {first}{_holder(task, '')} (on live session {session_id[:8]})"
+    body = redact(task.body)
+    first = body.splitlines()[0] if body else ""
+    holder = redact(_holder(task, ""))
+    return f"{origin[:8]}/{local} {status:<8} {first}{holder} (on live session {session_id[:8]})"
 
 
 def _carried_line(item: Item, claim: claims.Claim | None) -> str:
