@@ -18,10 +18,10 @@ touched, not of the edits made.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import time
-from typing import BinaryIO
 
 from .errors import BlackboardError
 from .fsutil import append_line, atomic_write, open_regular, read_bounded
@@ -305,7 +305,7 @@ def _read_all(path: str) -> tuple[Presence, int]:
     return found, size
 
 
-def _line_starts(handle: BinaryIO, offset: int) -> bool:
+def _line_starts(handle: io.BufferedReader, offset: int) -> bool:
     """Whether a line of the log starts at ``offset``."""
     handle.seek(offset - 1)
     return handle.read(1) == b"\n"
