@@ -83,12 +83,13 @@ def run_hook(event: str, payload: dict, env: dict) -> str:
     """Run the command hooks/hooks.json registers for ``event`` (and the payload's tool), as Claude Code does."""
     config = json.loads((REPO / "hooks" / "hooks.json").read_text())
     tool = payload.get("tool_name", "")
-    (hook,) = [
-        h
+    # a matcher names the tools (`Write|Edit`); Claude Code runs one command registered twice once
+    (hook,) = {
+        (h["command"], *h["args"]): h
         for group in config["hooks"][event]
-        if re.fullmatch(group.get("matcher") or ".*", tool)  # a matcher names the tools: `Write|Edit`
+        if re.fullmatch(group.get("matcher") or ".*", tool)
         for h in group["hooks"]
-    ]
+    }.values()
     argv = [part.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for part in [hook["command"], *hook["args"]]]
     result = subprocess.run(argv, input=json.dumps(payload), text=True, capture_output=True, env=env)
     shown = " ".join([hook["command"], *hook["args"]])
