@@ -1,4 +1,4 @@
-# make demo  - watch two sessions hand off through the real hooks
+# make demo  - watch two sessions hand off, then two live sessions guard each other's work, through the real hooks
 # make test  - lint, unit, integration and end-to-end tests (needs python3 and npm), and the unit
 #              tests on Python 3.9 and 3.13 when the machine has them
 PYTHON ?= python3
