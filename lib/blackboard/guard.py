@@ -115,10 +115,10 @@ def _conflict(here: list[holds.Holder], relative: str, mode: object, settings: S
 def _holding(holder: holds.Holder, relative: str) -> str:
     """``session 5f1c8a2e, 4 minutes ago, whose …`` for a file it wrote, or with the reason it holds it."""
     if relative in holder.files:
-        return describe(holder.session_id, holder.presence, holder.files[relative]) + " (uncommitted)"
+        return describe(holder.session_id, holder.presence, holder.files[relative], ", not committed yet")
     why = next((why for glob, why, _ in holder.globs if holds.matches(glob, relative)), "")
-    reason = f", because {quoted(why, 160)}" if why else ""
-    return describe(holder.session_id, holder.presence) + f" (held explicitly{reason})"
+    reason = f" because {quoted(why, 160)}" if why else ""
+    return describe(holder.session_id, holder.presence, note=f", which holds it explicitly{reason}")
 
 
 def _merge_warning(edits: list[tuple[float, str, Presence, str]], relative: str) -> Verdict:
@@ -131,11 +131,11 @@ def _merge_warning(edits: list[tuple[float, str, Presence, str]], relative: str)
     return Verdict(None, "", context)
 
 
-def describe(session_id: str, presence: Presence, at: float | None = None) -> str:
+def describe(session_id: str, presence: Presence, at: float | None = None, note: str = "") -> str:
     """``session 5f1c8a2e, 4 minutes ago, whose latest request (data) is "refactor the auth module"``."""
     when = f", {describe_age(max(time.time() - at, 0))} ago" if at is not None else ""
     asked = f", whose latest request (data) is {quoted(presence.request, 160)}" if presence.request else ""
-    return f"session {session_id[:8]}{when}{asked}"
+    return f"session {session_id[:8]}{when}{note}{asked}"
 
 
 # --- the branch ---------------------------------------------------------------------------------
