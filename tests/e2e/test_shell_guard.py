@@ -46,6 +46,10 @@ DISGUISED = (
     "(cd src; rm auth.py)",
     "git add -A && git commit -qm sweep",
 )
+# Claude Code keeps the Bash tool's directory from one call to the next: once in `src`, a model that
+# writes `cd src; rm auth.py` as if at the top removes src/auth.py, its `cd` failing
+STRAYED = ("cd src", "cd src; rm auth.py", "sed -i s/X/Y/ auth.py")
+HARMLESS = ("cd src",)
 BYPASS = ["--permission-mode", "bypassPermissions"]
 SANDBOX = {"IS_SANDBOX": "1"} if os.getuid() == 0 else {}
 
@@ -95,6 +99,9 @@ def _assert_refused(model: ModelServer, commands: tuple[str, ...], a_id: str, mo
     assert len(results) == len(commands), model.summary()
     for command, result in zip(commands, results):
         reason = result["text"]
+        if command in HARMLESS:
+            assert not result.get("is_error") and "blackboard" not in reason, f"{mode}: {command}: {reason}"
+            continue
         assert result.get("is_error"), f"{mode}: {command} ran: {reason}"
         assert "another live Claude Code session" in reason, f"{mode}: {command}: {reason}"
         assert f"session {a_id[:8]}" in reason and "src/auth.py" in reason, f"{mode}: {command}: {reason}"
@@ -116,7 +123,10 @@ def test_another_live_sessions_uncommitted_file_survives_git_and_sed_and_is_free
             a_id = _wait_for_edit(root, "src/auth.py", a)
             assert auth.read_text() == EDITED
 
-            runs = (("default", [], {}, DESTROYERS), ("bypassPermissions", BYPASS, SANDBOX, DESTROYERS + DISGUISED))
+            runs = (
+                ("default", [], {}, DESTROYERS),
+                ("bypassPermissions", BYPASS, SANDBOX, DESTROYERS + DISGUISED + STRAYED),
+            )
             for mode, args, env, commands in runs:
                 with ModelServer() as model_b:
                     model_b.add(*(bash(command) for command in commands), text("B gives up"))
