@@ -235,7 +235,7 @@ def shell_verdict(
     """
     if settings.edit_window <= 0 or not is_session_id(session_id) or not cwd or not os.path.isabs(cwd):
         return None
-    effects = shell.effects(command, cwd)
+    effects = shell.effects(command, cwd, os.path.isdir)
     own_top = checkout_of(cwd)
     if not effects or own_top is None:
         return None

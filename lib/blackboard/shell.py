@@ -3,9 +3,10 @@
 ``effects("cd src && git checkout .", "/repo")`` gives one ``Effect("restore", "/repo/src", (".",), False, …)``.
 The command is read as bash reads it (quotes, ``&&``/``||``/``;``/pipes, subshells, groups, ``$( … )``,
 backticks, heredocs, ``bash -c``, ``eval``, wrappers such as ``sudo`` or ``timeout``), never run: nothing
-here touches a disk, a process or the environment. Text that cannot be read (an open quote, nesting too
-deep) is judged by the git and write words it holds, as touching the whole checkout. Text holding none
-of the words that could write is answered at once, so an ordinary command costs one regular expression.
+here touches a process or the environment, nor a disk but through the caller's ``is_dir``. Text that
+cannot be read (an open quote, nesting too deep) is judged by the git and write words it holds, as
+touching the whole checkout. Text holding none of the words that could write is answered at once, so an
+ordinary command costs one regular expression.
 ``touches(effect, path)`` says whether an effect reaches a file: whole, the file, a directory above, a glob.
 """
 
@@ -69,6 +70,7 @@ WORDS_SHOWN = 300  # characters of a command kept in ``Effect.words``, for a rea
 # Nesting of subshells, groups, substitutions and ``bash -c`` read before judging by words. Text nested
 # ``bash -c``, ``eval`` and backticks is read again once per level, so the work is at most this many times linear.
 _MAX_DEPTH = 20
+_MAX_ALSO = 4  # other directories a shell may be left in by failed `cd`s, kept apart
 # Words and operators read (heredoc bodies aside) before judging by words: a command longer than any a
 # person or a model writes costs a fraction of a second, never seconds.
 _MAX_TOKENS = 20_000
@@ -123,13 +125,17 @@ class _Unreadable(Exception):
     """The text is not a command bash would read the way we do, or reading it would cost too much."""
 
 
-def effects(command: str, cwd: str) -> list[Effect]:
-    """What ``command``, run in ``cwd``, would do to the working tree: ``[]`` for a command that only reads."""
+def effects(command: str, cwd: str, is_dir: Callable[[str], bool] | None = None) -> list[Effect]:
+    """What ``command``, run in ``cwd``, would do to the working tree: ``[]`` for a command that only reads.
+
+    With ``is_dir``, a ``cd`` into a directory that is not there (while ``cwd`` is) may fail: what
+    runs after it other than through ``&&`` is read both where it would go and where the shell was.
+    """
     if not _MAY_WRITE.search(_UNQUOTED.sub("", command)):  # `g\it`, `'g'it` are git too
         return []
     found: list[Effect] = []
     try:
-        _Reader(command, found, _Limits()).read_all(_Place(cwd))
+        _Reader(command, found, _Limits(is_dir)).read_all(_Place(cwd))
     except (_Unreadable, RecursionError, IndexError, ValueError):
         return _by_words(command, cwd)
     return found
@@ -150,33 +156,47 @@ def _by_words(command: str, cwd: str) -> list[Effect]:
 
 
 class _Place:
-    """Where a shell is: its directory, the one before (``cd -``) and ``pushd``'s stack."""
+    """Where a shell is: its directory, the one before (``cd -``), ``pushd``'s stack, and where else it may be.
 
-    def __init__(self, cwd: str, previous: str = "", stack: tuple[str, ...] = ()) -> None:
-        self.cwd, self.previous, self.stack = cwd, previous or cwd, stack
+    ``also`` holds the directories the shell stays in when a ``cd`` into a missing one fails.
+    """
+
+    def __init__(self, cwd: str, previous: str = "", stack: tuple[str, ...] = (), also: tuple[str, ...] = ()) -> None:
+        self.cwd, self.previous, self.stack, self.also = cwd, previous or cwd, stack, also
 
     def copy(self) -> _Place:
-        return _Place(self.cwd, self.previous, self.stack)
+        return _Place(self.cwd, self.previous, self.stack, self.also)
+
+    def set(self, other: _Place) -> None:
+        self.cwd, self.previous, self.stack, self.also = other.cwd, other.previous, other.stack, other.also
+
+    def may_stay(self, where: str) -> None:
+        if where != self.cwd and where not in self.also and len(self.also) < _MAX_ALSO:
+            self.also = (*self.also, where)
 
     def moved(self, words: list[str]) -> _Place | None:
         """The place after ``cd``/``pushd``/``popd`` with these arguments, or None for another command."""
         name, args = words[0], [w for w in words[1:] if not (w.startswith("-") and w != "-")]
+        relative = args[0] if args and args[0] != "-" and not args[0].startswith("+") else None
+        also = tuple(join(where, relative) for where in self.also) if relative else self.also
         if name == "cd":
             target = self.previous if args[:1] == ["-"] else join(self.cwd, args[0]) if args else "~"
-            return _Place(target, self.cwd, self.stack)
+            return _Place(target, self.cwd, self.stack, also)
         if name == "pushd":
             target = join(self.cwd, args[0]) if args and not args[0].startswith("+") else self.previous
-            return _Place(target, self.cwd, (self.cwd, *self.stack))
+            return _Place(target, self.cwd, (self.cwd, *self.stack), also)
         if name == "popd":
-            return _Place(self.stack[0], self.cwd, self.stack[1:]) if self.stack else self
+            return _Place(self.stack[0], self.cwd, self.stack[1:], self.also) if self.stack else self
         return None
 
 
 class _Limits:
-    """How deep the reading is and how many tokens it read, shared by a command and every text nested in it."""
+    """How deep the reading is and how many tokens it read, shared by a command and every text nested in it;
+    with the caller's ``is_dir``."""
 
-    def __init__(self) -> None:
+    def __init__(self, is_dir: Callable[[str], bool] | None = None) -> None:
         self.open = self.tokens = 0
+        self.is_dir = is_dir
 
 
 class _Heredoc:
@@ -215,12 +235,19 @@ class _Reader:
             self.limits.open -= 1
 
     def read_commands(self, place: _Place, closer: str | None) -> str | None:
+        stays: str | None = None  # where the shell is left by a `cd` that fails, once its `&&` chain ends
         while True:
+            before = place.cwd
             end, moved = self.read_command(place)
             if end == "\n":
                 self.read_heredocs()
             if moved is not None and end not in _SEPARATORS_IN_CHILD:
-                place.cwd, place.previous, place.stack = moved.cwd, moved.previous, moved.stack
+                place.set(moved)
+                if self.may_fail(before, moved.cwd):
+                    stays = before
+            if stays is not None and end != "&&":
+                place.may_stay(stays)
+                stays = None
             if end in (")", "}"):
                 if end != closer:
                     raise _Unreadable(f"unmatched {end}")
@@ -229,6 +256,11 @@ class _Reader:
                 if closer is not None:
                     raise _Unreadable(f"missing {closer}")
                 return None
+
+    def may_fail(self, before: str, target: str) -> bool:
+        """Whether a ``cd`` from ``before`` to ``target`` may fail: ``target`` is not there (yet) by ``is_dir``."""
+        is_dir = self.limits.is_dir
+        return is_dir is not None and not _unknown(target, ()) and is_dir(before) and not is_dir(target)
 
     def read_command(self, place: _Place) -> tuple[str, _Place | None]:
         """One simple or compound command; returns the operator that ended it and where a ``cd`` in it went."""
@@ -444,7 +476,8 @@ class _Reader:
         for operator, target in redirects:
             if ">" in operator and not _is_duplication(operator, target) and not target.startswith(_NOT_WRITTEN):
                 kind = "rewrite" if ">>" in operator or operator == "<>" else "overwrite"
-                self.found.append(Effect(kind, place.cwd, (target,), _unknown(place.cwd, [target]), shown))
+                for where in (place.cwd, *place.also):
+                    self.found.append(Effect(kind, where, (target,), _unknown(where, [target]), shown))
         while words and (_ASSIGNMENT.match(words[0]) or words[0] in _PREFIX_WORDS):
             words = words[1:]
         if not words:
@@ -459,10 +492,11 @@ class _Reader:
         if words[0] in _SHELLS and any(operator.startswith("<<") for operator, _ in redirects):
             for heredoc in self.heredocs:
                 heredoc.shell = heredoc.shell or place.copy()
-        for kind, cwd, paths, whole in _command(words, place.cwd, self):
-            files = tuple(path for path in paths if not path.startswith(("<(", ">(")))  # `tee >(grep x)`: a pipe
-            if files or whole:
-                self.found.append(Effect(kind, cwd, files, whole or _unknown(cwd, files), shown))
+        for where in (place.cwd, *place.also):
+            for kind, cwd, paths, whole in _command(words, where, self):
+                files = tuple(path for path in paths if not path.startswith(("<(", ">(")))  # `tee >(grep x)`: a pipe
+                if files or whole:
+                    self.found.append(Effect(kind, cwd, files, whole or _unknown(cwd, files), shown))
         return None
 
 

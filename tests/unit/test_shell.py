@@ -316,6 +316,37 @@ def test_compound_commands_are_read_whole(command: str, expected: list) -> None:
     assert _seen(command) == expected
 
 
+# Claude Code keeps the Bash tool's directory from one call to the next: a model already in `src` that
+# writes `cd src; rm auth.py` removes `src/auth.py`, its `cd` failing. Run in /repo/src, src/src missing:
+HERE, GONE = "/repo/src", "/repo/src/src"
+FAILING_CD = [
+    pytest.param("cd src; rm a", [paths("remove", "a", cwd=GONE), paths("remove", "a", cwd=HERE)], id="semicolon"),
+    pytest.param("cd src\nsed -i s/a/b/ a", [paths("rewrite", "a", cwd=w) for w in (GONE, HERE)], id="newline"),
+    pytest.param(
+        "cd src || echo x > a", [paths("overwrite", "a", cwd=GONE), paths("overwrite", "a", cwd=HERE)], id="or"
+    ),
+    pytest.param(
+        "cd src && rm a; rm b",
+        [paths("remove", "a", cwd=GONE), paths("remove", "b", cwd=GONE), paths("remove", "b", cwd=HERE)],
+        id="after-the-and-chain",
+    ),  # fmt: skip
+    pytest.param(
+        "{ cd src; }; cd lib; rm a", [paths("remove", "a", cwd=w) for w in (GONE + "/lib", HERE + "/lib")], id="group"
+    ),
+    pytest.param(
+        "mkdir new && cd new && git add .", [paths("sweep", ".", cwd=HERE + "/new")], id="and-stops-a-failure"
+    ),
+    pytest.param("cd lib; rm a", [paths("remove", "a", cwd=HERE + "/lib")], id="there"),
+    pytest.param("cd $D; rm a", [("remove", "$D", ("a",), True)], id="variable"),
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), FAILING_CD)
+def test_a_cd_into_a_missing_directory_may_leave_the_shell_where_it_was(command: str, expected: list) -> None:
+    there = {"/repo", HERE, HERE + "/lib"}
+    assert [(e.kind, e.cwd, e.paths, e.whole) for e in effects(command, HERE, there.__contains__)] == expected
+
+
 @pytest.mark.parametrize(("command", "kinds"), UNREADABLE)
 def test_text_that_cannot_be_read_is_judged_by_its_words(command: str, kinds: list) -> None:
     found = effects(command, CWD)
