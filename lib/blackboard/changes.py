@@ -16,7 +16,7 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from .fsutil import link_on_the_way
 from .gitinfo import SHA, checkout_around
@@ -94,23 +94,47 @@ def _uncommitted(toplevel: str, environ: Mapping[str, str], deadline: float) -> 
     return (None, problem) if output is None else (count_status_entries(output), None)
 
 
+MAX_PATHSPECS = 64  # past this many files, git lists every change and the answer is picked from it
+
+
 def uncommitted_among(toplevel: str, paths: list[str], environ: Mapping[str, str], deadline: float) -> set[str] | None:
     """Which of ``paths`` (relative to ``toplevel``) differ from HEAD in the working tree or the index, untracked
     ones included; None when git cannot say in time. A file of a submodule or nested repository is asked of it."""
     by_checkout: dict[str, list[str]] = {}
+    inner = _repositories_within(toplevel)
     for path in paths:
-        inner = checkout_around(os.path.dirname(os.path.join(toplevel, path)))[0]
-        by_checkout.setdefault(inner if inner and inner.startswith(toplevel) else toplevel, []).append(path)
+        by_checkout.setdefault(inner(os.path.dirname(path)), []).append(path)
     found: set[str] = set()
     for checkout, group in by_checkout.items():
-        inside = [os.path.relpath(os.path.join(toplevel, path), checkout) for path in group]
-        args = ["--untracked-files=all", "--no-renames", "--", *inside]
-        output, _ = _status(checkout, args, environ, deadline)
+        inside = [os.path.relpath(path, checkout) if checkout else path for path in group]
+        named = ["--", *inside] if len(inside) <= MAX_PATHSPECS else []
+        output, _ = _status(os.path.join(toplevel, checkout), ["--untracked-files=all", "--no-renames", *named],
+                            environ, deadline)  # fmt: skip
         if output is None:
             return None
         listed = {entry[3:].rstrip("/") for entry in output.split("\0") if len(entry) > 3}
         found.update(path for path, there in zip(group, inside) if there in listed)
     return found
+
+
+def _repositories_within(toplevel: str) -> Callable[[str], str]:
+    """For a folder of ``toplevel`` (a relative path), the repository it belongs to: "" for ``toplevel`` itself,
+    else the folder of the submodule or nested repository around it; each folder looked at once."""
+    known: dict[str, str] = {"": ""}
+
+    def repository(folder: str) -> str:
+        unknown = []
+        while folder not in known:  # up to the first folder already known ("" at the latest)
+            if os.path.lexists(os.path.join(toplevel, folder, ".git")):
+                known[folder] = folder
+                break
+            unknown.append(folder)
+            folder = os.path.dirname(folder)
+        for below in unknown:
+            known[below] = known[folder]
+        return known[folder]
+
+    return repository
 
 
 def _status(
