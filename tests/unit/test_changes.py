@@ -883,3 +883,36 @@ def test_a_repositorys_own_protocol_settings_never_allow_a_transport(project: Pa
         command = changes.git_command(["config", "--get", f"protocol.{name}.allow"], [])
         said = subprocess.run(command, cwd=project, env=git_env, capture_output=True, text=True, check=True)
         assert said.stdout.strip() == "never", name
+
+
+# --- which files are still uncommitted (the holds of live sessions) ------------------------------------------
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["named-to-git", "past-the-pathspec-bound"])
+def test_uncommitted_among_names_changed_staged_and_untracked_files_of_nested_repositories_too(
+    project: Path, start: str, git_env: dict, environ: dict, many: bool
+) -> None:
+    for name in ("kept.py", "changed.py", "staged.py"):
+        (project / name).write_text("x = 1\n")
+    git(project, git_env, "add", ".")
+    git(project, git_env, "commit", "-q", "-m", "files")
+    (project / "changed.py").write_text("x = 2\n")
+    (project / "staged.py").write_text("x = 3\n")
+    git(project, git_env, "add", "staged.py")
+    (project / "new dir").mkdir()
+    (project / "new dir" / "fresh\nname.py").write_text("new\n")
+    nested = project / "vendor" / "hal"
+    nested.mkdir(parents=True)
+    git(nested, git_env, "init", "-q")
+    (nested / "gpio.c").write_text("int x;\n")
+    asked = ["kept.py", "changed.py", "staged.py", "new dir/fresh\nname.py", "vendor/hal/gpio.c", "gone.py"]
+    asked += [f"never/{n}.py" for n in range(changes.MAX_PATHSPECS if many else 0)]
+
+    found = changes.uncommitted_among(str(project), asked, environ, time.monotonic() + 10)
+
+    assert found == {"changed.py", "staged.py", "new dir/fresh\nname.py", "vendor/hal/gpio.c"}
+
+
+def test_uncommitted_among_gives_none_when_git_cannot_answer(project: Path, environ: dict) -> None:
+    (project / ".git" / "HEAD").write_text("not a ref\n")  # git refuses the repository
+    assert changes.uncommitted_among(str(project), ["a.py"], environ, time.monotonic() + 10) is None
