@@ -136,10 +136,11 @@ def test_a_users_deny_rule_still_wins(run_claude: ClaudeRunner, model: ModelServ
         assert "should never be written" not in notes.read_text()
 
 
-def test_only_board_commands_start_the_approval_hook(
+def test_every_shell_command_starts_one_pretooluse_hook(
     run_claude: ClaudeRunner, model: ModelServer, project: Path, tmp_path: Path, hook_venv: Path
 ) -> None:
-    """A plain `ls` must not cost a hook process: the handler's `if` filters it out."""
+    """One handler, no `if` (docs/adr/0032-shell-guard-registration.md): every command reaches the shell guard,
+    once; a plain `ls` runs as it would without the plugin."""
     log = tmp_path / "hook-starts.log"
     traced = tmp_path / "traced-venv"
     (traced / "bin").mkdir(parents=True)
@@ -152,9 +153,9 @@ def test_only_board_commands_start_the_approval_hook(
 
     assert result.returncode == 0, f"{result.stderr}\n{model.summary()}"
     outputs = _outputs(model)
-    assert _ran(outputs[1]), outputs
+    assert _ran(outputs[0]) and _ran(outputs[1]), outputs
     starts = [line for line in log.read_text().splitlines() if line.endswith("pre-tool-use")]
-    assert len(starts) == 1, log.read_text()
+    assert len(starts) == 2, log.read_text()
 
 
 def test_the_plugins_own_path_to_blackboard_runs_unasked(
