@@ -14,6 +14,7 @@ from .gitinfo import resolve_head
 from .ids import optional_str
 from .live import process_start
 from .locks import file_lock
+from .machines import continue_from
 from .meta import (
     ACTIVE,
     ENDED,
@@ -68,7 +69,11 @@ def start(
             mark_touched(resolver, session_id)  # sync sends it again, whichever machine it came from
         except (BlackboardError, FileNotFoundError):  # a cleanup removed it meanwhile: start afresh
             existing = None
-    if existing is None:
+    if existing is None and source != "startup" and continue_from(resolver, session_id):
+        # going on from another machine's session: a copy of it here, which says where it came from (ADR 30)
+        _reopen(path, source, settings)
+        existing = read_meta(path)
+    if existing is None:  # a new session (``startup``) starts empty, whatever another machine sent under its id
         parent = _parent_for(resolver, session_id, source, settings)
         _create(resolver, session_id, source, payload, parent, settings)
         # resumed after a cleanup removed it (`claude --resume ID`): sent again, never removed for good
