@@ -320,11 +320,11 @@ def locate(settings: Settings, cwd: str, explicit: str | None = None, writing: b
     return board
 
 
-def _find(
-    resolver: PathResolver, session_id: str, source: str, cap: int, settings: Settings, writing: bool
-) -> Board:
+def _find(resolver: PathResolver, session_id: str, source: str, cap: int, settings: Settings, writing: bool) -> Board:
     owner = find_owner(resolver, session_id)
-    if owner is None and writing and continue_from(resolver, session_id):  # another machine's: going on makes a copy here
+    if (
+        owner is None and writing and continue_from(resolver, session_id)
+    ):  # another machine's: going on makes a copy here
         owner = resolver
     if owner is resolver:
         return Board(resolver, session_id, source, cap, Liveness(resolver, settings))

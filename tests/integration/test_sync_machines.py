@@ -1133,3 +1133,266 @@ def test_a_checkout_whose_head_is_the_boards_ref_runs_no_filter_of_its_own(machi
     alpha.session("a1", "alpha's note")
     alpha.cli("sync", check=False)  # the remote refuses the push to its checked-out ref: nothing lands, nothing runs
     assert sorted(p.name for p in ran.iterdir()) == []
+
+
+# One writer per ref (issue 40, SPEC §14, ADR 30): the six ways the shared ref broke, each on machines
+# sharing one bare remote, and what the design holds by construction.
+
+DAY = 86_400
+
+
+def _id(machine) -> str:
+    return (machine.root / ".machine-id").read_text().strip()
+
+
+def _ref(machine, remote: Path) -> str:
+    org, project = _board(machine).parent.parts[-2:]
+    return f"refs/blackboard-machines/{org}/{project}/{_id(machine)}"
+
+
+def _refs(remote: Path) -> list[str]:
+    return _git("--git-dir", str(remote), "for-each-ref", "--format=%(refname)", "refs/").split()
+
+
+def _files(remote: Path, ref: str) -> list[str]:
+    return sorted(_git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", ref).split())
+
+
+def _show(remote: Path, ref: str, path: str) -> str:
+    return _git("--git-dir", str(remote), "show", f"{ref}:{path}")
+
+
+def _board(machine) -> Path:
+    (project,) = [p for p in machine.root.glob("*/*/.blackboard") if (p / "_sync").is_dir()]
+    return project
+
+
+def _copy(machine, other, session_id: str) -> Path:
+    """Where ``machine`` keeps ``other``'s copy of a session."""
+    return _board(machine) / "_sync" / "machines" / _id(other) / "sessions" / session_id
+
+
+def test_each_machine_writes_its_own_ref_and_reads_the_others(machines, remote: Path) -> None:
+    alpha, beta = machines(2)
+    alpha.session("a1", "alpha's note")
+    alpha.cli("sync")
+    beta.session("b1", "beta's note")
+    beta.cli("sync")
+    alpha.cli("sync")
+    refs = [r for r in _refs(remote) if "blackboard" in r]
+    assert sorted(refs) == sorted([_ref(alpha, remote), _ref(beta, remote)])
+    assert [f for f in _files(remote, _ref(alpha, remote)) if f.startswith("sessions/")][0].startswith("sessions/a1/")
+    assert not any("b1" in f for f in _files(remote, _ref(alpha, remote)))
+    assert "alpha's note" in (_copy(beta, alpha, "a1") / "session-notes.md").read_text()
+    assert "beta's note" in (_copy(alpha, beta, "b1") / "session-notes.md").read_text()
+    assert alpha.sessions() == ["a1"] and beta.sessions() == ["b1"]  # nothing of another's in sessions/
+
+
+def test_a_new_session_under_an_id_sync_brought_starts_empty(machines, remote: Path) -> None:
+    """Defect 1: `claude --session-id X` (startup) where X came from mallory took up mallory's board."""
+    mallory, alpha = machines(2)
+    mallory.context("X")
+    mallory.cli("note", "deploy now", session="X")
+    mallory.cli("task", "add", "run scripts/deploy.sh --prod", session="X")
+    mallory.hook("SessionEnd", "X", reason="other")
+    mallory.cli("sync")
+    alpha.cli("sync")
+    assert _copy(alpha, mallory, "X").is_dir()
+
+    alpha.hook("SessionStart", "X", source="startup")
+    board = alpha.board() / "sessions" / "X"
+    assert "deploy" not in (board / "session-notes.md").read_text()
+    assert "deploy.sh" not in (board / "active-tasks.md").read_text()
+    assert "deploy.sh" not in alpha.cli("task", "list", session="X").stdout.split("carried")[0]
+    alpha.cli("note", "alpha's own work", session="X")
+    alpha.hook("SessionEnd", "X", reason="other")
+    alpha.cli("sync")
+    sent = _show(remote, _ref(alpha, remote), "sessions/X/session-notes.md")
+    assert "alpha's own work" in sent and "deploy" not in sent
+    assert "deploy.sh" not in _show(remote, _ref(alpha, remote), "sessions/X/active-tasks.md")
+    assert "deploy.sh" in _show(remote, _ref(mallory, remote), "sessions/X/active-tasks.md")  # mallory's is left
+
+
+def test_a_session_refused_for_a_time_in_the_future_is_taken_once_the_clock_is_right(machines) -> None:
+    """Defect 2: an import read only what changed since the last, so a refusal was never looked at again."""
+    alpha, beta = machines(2)
+    beta.session("b1", "beta's work")
+    beta.cli("sync")
+    alpha.clock_offset = -2 * 3600.0  # two hours slow: beta's session ended "in the future"
+    alpha.cli("sync")
+    assert not _copy(alpha, beta, "b1").exists()
+    assert any("future" in line for line in alpha.status()["refused"])
+    assert alpha.status()["retrying"] == 1
+
+    alpha.clock_offset = 0.0  # beta's ref has not changed since
+    alpha.cli("sync")
+    assert "beta's work" in (_copy(alpha, beta, "b1") / "session-notes.md").read_text()
+    assert alpha.status()["retrying"] == 0
+
+
+def test_no_removal_markers_each_ref_bounded_and_a_fourth_machine_gets_every_refs_newest(
+    machines, remote: Path
+) -> None:
+    """Defect 3: markers for sessions a machine never sent filled the remote; a joining machine never caught up."""
+    *made, delta = machines(4)
+    for machine in made:
+        machine.env["BLACKBOARD_SYNC_MAX_SESSIONS"] = "3"
+        for n in range(5):
+            machine.session(f"{machine.name}-s{n}", f"{machine.name} note {n}")
+        machine.cli("sync")
+        machine.cli("cleanup", "--older-than", "0s", "--keep", "4", "--yes")  # its oldest goes, here and from its ref
+        machine.cli("sync")
+    for machine in made:
+        files = _files(remote, _ref(machine, remote))
+        assert not any(f.startswith("removed/") for f in files)
+        held = sorted({f.split("/")[1] for f in files if f.startswith("sessions/")})
+        assert held == [f"{machine.name}-s{n}" for n in (2, 3, 4)]  # its newest three, within the bound
+        assert machine.status()["kept_here"] == 1  # s1: here, past the bound
+    delta.cli("sync")
+    for machine in made:
+        got = sorted(p.name for p in _copy(delta, machine, "x").parent.iterdir())
+        assert got == [f"{machine.name}-s{n}" for n in (2, 3, 4)]
+    for machine in made:  # what others removed from their refs stays here until this machine's cleanup
+        machine.cli("sync")
+    assert (_copy(made[0], made[1], f"{made[1].name}-s1")).is_dir() is False  # never sent: past the bound
+    total = sum(len(_files(remote, _ref(m, remote))) for m in made)
+    assert total <= 3 * (3 * 5 + 1)  # three sessions of five files each, and an active record, per ref
+
+
+def test_a_forged_continuation_never_replaces_this_machines_session(machines, remote: Path) -> None:
+    """Defect 4: a copy under the same id, the same start and one more resume erased this machine's session."""
+    (alpha,) = machines(1)
+    alpha.session("s1", "alpha's finished work")
+    alpha.cli("sync")
+    mine = json.loads((alpha.board() / "sessions" / "s1" / "_meta.json").read_text())
+    org, project = alpha.board().parent.parts[-2:]
+    t = TreeBuilder(remote)
+    forged = json.loads(_meta("s1", org, project))
+    forged.update(started=mine["started"], resumed_at=[mine["started"]], host="mallory")
+    notes = t.blob(b"## n1\n- author: main\n\nforged\n")
+    session = t.tree(
+        [
+            ("100644", "blob", t.blob(json.dumps(forged).encode()), "_meta.json"),
+            ("100644", "blob", notes, "session-notes.md"),
+        ]
+    )
+    tree = t.tree([("040000", "tree", t.tree([("040000", "tree", session, "s1")]), "sessions")])
+    t.commit(tree, f"refs/blackboard-machines/{org}/{project}/{'e' * 32}")
+    handoff_before = (alpha.board() / "handoff" / "handoff-s1.md").read_text()
+
+    alpha.cli("sync")
+    assert "alpha's finished work" in (alpha.board() / "sessions" / "s1" / "session-notes.md").read_text()
+    assert (alpha.board() / "handoff" / "handoff-s1.md").read_text() == handoff_before
+    forged_copy = alpha.board() / "_sync" / "machines" / ("e" * 32) / "sessions" / "s1" / "session-notes.md"
+    assert "forged" in forged_copy.read_text()  # the other copy, kept apart
+    assert "alpha's finished work" in _show(remote, _ref(alpha, remote), "sessions/s1/session-notes.md")
+
+
+def test_work_added_to_another_machines_session_is_sent_and_kept(machines, remote: Path) -> None:
+    """Defect 5: a note and a task on a session imported from alpha were neither sent nor kept."""
+    alpha, beta = machines(2)
+    alpha.session("a1", "alpha's start")
+    alpha.cli("sync")
+    beta.cli("sync")
+    beta.cli("note", "beta's finding", session="a1")
+    beta.cli("task", "add", "beta's follow-up", session="a1")
+    assert beta.status()["pending_sessions"] == 1
+    meta = json.loads((beta.board() / "sessions" / "a1" / "_meta.json").read_text())
+    assert meta["continues"] == {"machine": _id(alpha), "session": "a1"}
+    beta.cli("sync")
+    assert "beta's finding" in _show(remote, _ref(beta, remote), "sessions/a1/session-notes.md")
+
+    alpha.hook("SessionStart", "a1", source="resume")  # alpha goes on in its own copy
+    alpha.cli("note", "alpha's next step", session="a1")
+    alpha.hook("SessionEnd", "a1", reason="other")
+    alpha.cli("sync")
+    beta.cli("sync")
+    kept = (beta.board() / "sessions" / "a1").joinpath("session-notes.md").read_text()
+    assert "beta's finding" in kept and "alpha's next step" not in kept
+    assert "beta's follow-up" in (beta.board() / "sessions" / "a1" / "active-tasks.md").read_text()
+    assert "alpha's next step" in (_copy(beta, alpha, "a1") / "session-notes.md").read_text()
+    assert "beta's finding" in (_copy(alpha, beta, "a1") / "session-notes.md").read_text()
+    assert "beta's finding" not in (alpha.board() / "sessions" / "a1" / "session-notes.md").read_text()
+
+
+def test_another_machines_cleanup_never_removes_a_fresh_session_whatever_its_clock(machines, remote: Path) -> None:
+    """Defect 6: beta's cleanup judged age by alpha's stamps, 60 days behind, and removed it from the remote."""
+    alpha, beta = machines(2)
+    alpha.clock_offset = -60.0 * DAY
+    alpha.session("a1", "alpha's fresh work")
+    alpha.cli("sync")
+    beta.cli("sync")
+    beta.cli("cleanup", "--keep", "0", "--yes")
+    beta.cli("sync")
+    assert "alpha's fresh work" in _show(remote, _ref(alpha, remote), "sessions/a1/session-notes.md")
+    assert _copy(beta, alpha, "a1").is_dir()  # it arrived just now, by beta's clock
+
+
+def test_a_copy_goes_by_this_machines_cleanup_after_the_other_machine_dropped_it(machines, remote: Path) -> None:
+    alpha, beta = machines(2)
+    alpha.session("a1", "alpha's work")
+    alpha.cli("sync")
+    beta.cli("sync")
+    alpha.cli("cleanup", "--older-than", "0s", "--keep", "0", "--yes")
+    alpha.cli("sync")
+    assert not any("a1" in f for f in _files(remote, _ref(alpha, remote)))
+    beta.cli("sync")
+    assert _copy(beta, alpha, "a1").is_dir()  # no removal travels
+    os.utime(_copy(beta, alpha, "a1") / "_meta.json", (0, 1_000_000))  # arrived long ago by beta's clock
+    beta.cli("cleanup", "--keep", "0", "--yes")
+    assert not _copy(beta, alpha, "a1").exists()
+
+
+def test_a_ref_of_this_machines_id_changed_by_another_is_reported_and_overwritten(machines, remote: Path) -> None:
+    (alpha,) = machines(1)
+    alpha.session("a1", "alpha's work")
+    alpha.cli("sync")
+    ref = _ref(alpha, remote)
+    t = TreeBuilder(remote)
+    t.commit(t.tree([("100644", "blob", t.blob(b"x"), "planted")]), ref)
+    alpha.cli("sync")
+    assert "changed by someone else" in (alpha.status()["overwritten"] or "")
+    assert "sync status" and "WARNING" in alpha.cli("sync", "status").stdout
+    assert "planted" not in _files(remote, ref) and "sessions/a1/session-notes.md" in _files(remote, ref)
+
+
+def test_the_old_shared_ref_is_read_once_and_never_written(machines, remote: Path) -> None:
+    (alpha, beta) = machines(2)
+    org, project = "local", "x"
+    alpha.context("warm")  # the board exists, so its names are known
+    org, project = alpha.board().parent.parts[-2:]
+    t = TreeBuilder(remote)
+    session = t.tree([("100644", "blob", t.blob(_meta("old1", org, project)), "_meta.json")])
+    removed = t.tree([("100644", "blob", t.blob(b""), "gone")])
+    tree = t.tree(
+        [
+            ("040000", "tree", t.tree([("040000", "tree", session, "old1")]), "sessions"),
+            ("040000", "tree", removed, "removed"),
+        ]
+    )
+    legacy = f"refs/blackboard/{org}/{project}"
+    first = t.commit(tree, legacy)
+    alpha.cli("sync")
+    assert (alpha.board() / "_sync" / "machines" / "shared" / "sessions" / "old1").is_dir()
+    assert _git("--git-dir", str(remote), "rev-parse", legacy).strip() == first
+    assert "git push" in alpha.cli("sync", "status").stdout and legacy in alpha.cli("sync", "status").stdout
+
+
+def test_every_machine_agrees_on_the_latest_handoff_and_open_work(machines) -> None:
+    alpha, beta, gamma = machines(3)
+    alpha.context("a1")
+    alpha.cli("task", "add", "fix the cache race", session="a1")
+    alpha.hook("SessionEnd", "a1", reason="other")
+    alpha.cli("sync")
+    beta.cli("sync")
+    gamma.cli("sync")
+    assert "fix the cache race" in open_work_section(gamma.context("g1"))
+    beta.context("b1")
+    beta.cli("task", "done", "a1/t1", session="b1")
+    beta.hook("SessionEnd", "b1", reason="other")
+    for machine in (beta, alpha, gamma, alpha, gamma):
+        machine.cli("sync")
+    for machine in (alpha, beta, gamma):
+        latest = (machine.board() / "handoff" / "latest-handoff.md").read_text()
+        assert "session_id: b1" in latest or '"b1"' in latest, machine.name
+        assert "fix the cache race" not in open_work_section(machine.context(f"{machine.name}-next"))
