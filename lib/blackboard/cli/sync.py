@@ -47,7 +47,7 @@ def sync_enable(remote: str | None, yes: bool) -> None:
     """Turn sync on for this project: sessions travel through a ref of its git remote."""
     resolver = here()
     url = syncing.remote_url(resolver, remote, settings().home)
-    ref = f"{syncing.remote_ref(resolver)}/{machine_id(settings().root)}"
+    ref = f"{syncing.remote_ref(resolver)}/{machine_id(resolver.root)}"
     click.echo(f"blackboard: sync sends this project's ended sessions to {redact_remote(url)} ({ref}).", err=True)
     click.echo(f"blackboard: {syncing.readers_warning(url)}.", err=True)
     if not yes:

@@ -41,7 +41,7 @@ MAX_LISTED_SESSIONS = 1_000  # changed sessions listed by name; more, and the wh
 
 
 class Imported:
-    """What an import brought: sessions (``{machine}/{id}``), refusals, and whether it finished.
+    """What an import brought: sessions (their ids), refusals, and whether it finished.
 
     A plain class, as every record a hook makes: ``dataclasses`` imports ``inspect`` (ADR 28).
     """
@@ -115,6 +115,12 @@ def _import_one(
     entries, cut = _entries_to_read(store, reader, state.known.get(source), commit, retry, deadline)
     layout = Layout(entries, legacy=source == LEGACY_SOURCE)
     label = "the old shared ref" if source == LEGACY_SOURCE else f"machine {source[:8]}"
+    if layout.oversized:  # what it brought is forgotten (``settle``), and fetched again next round
+        mib = MAX_FILE_BYTES // (1024 * 1024)
+        result.refused.append(f"{label}: holds files over {mib} MiB ({layout.oversized[0]}…); refused, nothing kept")
+        result.complete = False
+        create_exclusive(resolver.sync_file("unsettled"), "")
+        return []
     result.refused += [f"{label}: {line}" for line in layout.problems] + ([f"{label}: {cut}"] if cut else [])
     ids = sorted(set(layout.sessions) - layout.spoiled)
     if source == LEGACY_SOURCE:  # this machine's own from before, or taken then: here already
@@ -143,7 +149,7 @@ def _import_one(
             retry.add(session_id)
             continue
         retry.discard(session_id)
-        result.sessions.append(f"{source}/{session_id}")
+        result.sessions.append(session_id)
         if taken.order is not None and taken.handoff is not None:
             offers.append((taken.order, taken.handoff))
     state.retry[source] = sorted(retry)[:MAX_RETRIES]
@@ -163,9 +169,12 @@ def _entries_to_read(
     """The files of ``new`` worth a look, with their sizes: all of them the first time, else the sessions that
     changed since ``old`` (whole) and those refused before; and why the listing stops short, if it does."""
     changed: set[str] | None = None
+    others: list[Entry] = []  # what changed outside the board layout: refused, and said so
     if old is not None and old != new:
         try:
-            changed = _changed_sessions(store.diff(old, new, deadline))
+            diff = store.diff(old, new, deadline)
+            changed = _changed_sessions(diff)
+            others = [e for status, e in diff if status != "D" and e.kind != "tree" and not _in_layout(e.path)]
         except GitFailed as exc:
             if isinstance(exc, GitTimeout):
                 raise
@@ -175,14 +184,16 @@ def _entries_to_read(
     if changed is None or len(changed | retry) > MAX_LISTED_SESSIONS:
         return _whole_tree(store, new, deadline)
     wanted = sorted(changed | retry)
-    if not wanted:
-        return [], None
     paths = [p for i in wanted for p in (f"sessions/{i}", f"handoff/handoff-{i}.md")] + ["active.json"]
-    entries = store.tree(new, paths, deadline)
+    entries = store.tree(new, paths, deadline) + others
     blobs = [e for e in entries if e.kind == BLOB]
     for entry, size in zip(blobs, reader.sizes([e.sha for e in blobs])):
         entry.size = size
     return entries, None
+
+
+def _in_layout(path: str) -> bool:
+    return path == "active.json" or path.startswith(("sessions/", "handoff/"))
 
 
 def _changed_sessions(changes: list[tuple[str, Entry]]) -> set[str]:

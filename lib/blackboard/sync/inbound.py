@@ -59,6 +59,7 @@ class Layout:
         self.active: Entry | None = None
         self.problems: list[str] = []
         self.spoiled: set[str] = set()  # sessions with a refused file: refused whole
+        self.oversized: list[str] = []  # files over MAX_FILE_BYTES: the machine's whole commit is refused, and forgotten
         self.legacy = legacy
         refused = 0
         for entry in entries:
@@ -86,6 +87,7 @@ class Layout:
         if self.legacy and parts[0] in ("removed", "active"):
             return None  # markers and records of the old design: nothing takes them any more
         if size > MAX_FILE_BYTES:
+            self.oversized.append(inline(path, 200))
             return f"over {MAX_FILE_BYTES // (1024 * 1024)} MiB; refused"
         if parts[0] == "sessions" and len(parts) == 3 and is_session_id(parts[1]) and parts[2] in SESSION_FILES:
             self.sessions.setdefault(parts[1], {})[parts[2]] = entry

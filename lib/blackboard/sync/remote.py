@@ -57,6 +57,7 @@ class Fetch:
         probing = ["ls-remote", *served_by("upload-pack", remote), remote, f"{self.config['prefix']}/*"]
         self.proc = self.store.spawn([*probing, self.config["legacy"]])
         self.seen: Listing | None = None
+        self.problems: list[str] = []  # refs refused as fetched (they name no commit)
 
     def listed(self, deadline: float) -> Listing:
         """The refs as ``ls-remote`` saw them."""
@@ -134,8 +135,11 @@ class Fetch:
             source = name[len(FETCHED) :]
             if source in wanted and kind == "commit":
                 commits[source] = sha
-            elif source in wanted:
-                note_status(self.resolver, "fetch", False, f"the remote's ref of {source} names no commit; refused")
+            elif source in wanted:  # forgotten at once: a remote could send a new one every round
+                self.problems.append(f"the remote's ref of machine {source[:8]} names no commit; refused")
+                self.store.run(["update-ref", "-d", name])
+                create_exclusive(self.resolver.sync_file("unsettled"), "")
+        note_status(self.resolver, "fetch", not self.problems, "; ".join(self.problems) or "fetched")
         return commits
 
     def _too_much(self) -> str | None:

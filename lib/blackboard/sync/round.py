@@ -81,7 +81,7 @@ def sync_round(
     (one round at a time per project). ``started`` is called once the round may start: when no other runs.
     """
     say = progress or (lambda _: None)
-    environ, me, limit = settings.environ, machine_id(settings.root), max_sessions(settings.environ)
+    environ, me, limit = settings.environ, machine_id(resolver.root), max_sessions(settings.environ)
     result = Round()
     refuse_links(resolver.root, resolver.sync_dir)
     with file_lock(resolver.sync_file("round"), timeout=seconds):
@@ -108,13 +108,14 @@ def sync_round(
                     imported = _import(resolver, fetch, state, listing, limit, deadline)
                 finally:
                     state.save(resolver)  # what moved in is remembered even when the import stopped half-way
+                settle(resolver, environ, deadline)  # what a refused commit brought leaves the disk
                 result.imported += imported.sessions
                 result.refused += imported.refused
                 if imported.sessions:
                     say(f"imported {len(imported.sessions)} session(s)")
             result.skipped = out.skipped
             _overwritten(resolver, state, listing, result)
-            if not out.changes and listing.mine == state.mine and state.mine is not None:
+            if not out.changes and listing.mine == state.mine:  # nothing new, and its ref as it left it
                 note_status(resolver, "push", True, "nothing to push")
                 break
             say(f"pushing {len(out.signatures)} session(s)")
@@ -173,7 +174,11 @@ def _import(
     and import it, with what was refused before."""
     try:
         commits = fetch_others(fetch, state, listing, deadline)
-        return import_machines(resolver, fetch.store, state, commits, limit, deadline)
+        imported = import_machines(resolver, fetch.store, state, commits, limit, deadline)
+        imported.refused[:0] = fetch.problems
+        for line in fetch.problems:
+            state.refuse(line)
+        return imported
     except TooLarge as exc:  # refused whole: what the fetch brought leaves the disk
         forget_fetched(resolver, fetch.environ, deadline)
         note_status(resolver, "fetch", False, str(exc))
@@ -261,7 +266,7 @@ def start_fetch(resolver: PathResolver, settings: Settings) -> Fetch | None:
     """SessionStart of a project that syncs, first thing: list the remote's refs while the hook does its local
     work. None when that cannot start (say, no git); the status says why."""
     try:
-        return Fetch(resolver, settings.environ, machine_id(settings.root))
+        return Fetch(resolver, settings.environ, machine_id(resolver.root))
     except BlackboardError as exc:
         note_status(resolver, "fetch", False, str(exc))
         return None
@@ -329,7 +334,7 @@ def status(resolver: PathResolver, settings: Settings) -> dict[str, object]:
     if not enabled(resolver):
         return {"enabled": False}
     config = read_config(resolver)
-    me = machine_id(settings.root)
+    me = machine_id(resolver.root)
     try:
         state, paused = State.load(resolver, config["remote"]), None
     except StatePaused as exc:
