@@ -37,6 +37,7 @@ from .inbound import (
 from .remote import IMPORTED
 from .state import MAX_RETRIES, State, read_json
 
+READ_AHEAD_SESSIONS, READ_AHEAD_BYTES = 200, 8 * 1024 * 1024  # read from git at once, at most
 MAX_LISTED_SESSIONS = 1_000  # changed sessions listed by name; more, and the whole tree is read at once
 
 
@@ -133,7 +134,8 @@ def _import_one(
         _import_active(resolver, reader, source, layout.active)
     offers = []
     complete = True
-    for session_id in ids:
+    contents: dict[str, bytes | None] = {}
+    for n, session_id in enumerate(ids):
         if time.monotonic() > deadline:
             complete = False  # the next round takes up from the same commit
             break
@@ -142,7 +144,8 @@ def _import_one(
             complete = False
             result.refused.append(f"{label}: over {MAX_IMPORT_BYTES // (1024 * 1024)} MiB in one round; the rest next")
             break
-        contents = dict(zip([e.sha for e in files], reader.read_many([e.sha for e in files], MAX_FILE_BYTES)))
+        if files[0].sha not in contents:  # the next few sessions' files, read in one exchange with git
+            contents = _read_ahead(reader, layout, ids[n:])
         taken = _take(resolver, layout, contents, source, session_id, budget)
         if isinstance(taken, Refused):
             result.refused.append(f"{label}: {session_id}: {taken.detail}")
@@ -156,6 +159,8 @@ def _import_one(
     if not state.retry[source]:
         del state.retry[source]
     if complete and cut is None:
+        if result.sessions:
+            os.sync()  # the copies, written without a sync each, are on disk before the commit counts as read
         store.run(["update-ref", f"{IMPORTED}{source}", commit], deadline=deadline)
         state.known[source] = commit
     else:
@@ -190,6 +195,23 @@ def _entries_to_read(
     for entry, size in zip(blobs, reader.sizes([e.sha for e in blobs])):
         entry.size = size
     return entries, None
+
+
+def _read_ahead(reader: Reader, layout: Layout, ids: list[str]) -> dict[str, bytes | None]:
+    """The files of the first of ``ids`` and of those after it, up to ``READ_AHEAD`` sessions or bytes: one
+    exchange with git for many small sessions (each costs a round trip), a bounded one for large ones."""
+    shas: dict[str, None] = {}  # in order, each once: sessions often share a blob (an empty board file)
+    held = 0
+    for session_id in ids[:READ_AHEAD_SESSIONS]:
+        files = layout.files_of(session_id)
+        held += sum(max(e.size, 0) for e in files)
+        if shas and held > READ_AHEAD_BYTES:
+            break
+        shas.update(dict.fromkeys(e.sha for e in files))
+    names, found = list(shas), []
+    for start in range(0, len(names), reader.AT_ONCE):
+        found += reader.read_many(names[start : start + reader.AT_ONCE], MAX_FILE_BYTES)
+    return dict(zip(names, found))
 
 
 def _in_layout(path: str) -> bool:
@@ -247,7 +269,7 @@ def _take(
         budget.left -= len(text.encode())
         refuse_links(resolver.root, os.path.dirname(path))
         make_dirs(os.path.dirname(path))
-        atomic_write(path, text)
+        atomic_write(path, text, durable=False)
     else:
         checked.order = None  # nothing new to offer
     return checked
@@ -271,8 +293,8 @@ def _move_in(resolver: PathResolver, target: str, files: dict[str, bytes]) -> No
     make_dirs(os.path.dirname(target))
     shutil.rmtree(incoming, ignore_errors=True)  # left by a process of the same pid that died half-way
     make_dirs(incoming)
-    for name, data in files.items():
-        atomic_write(os.path.join(incoming, name), data)
+    for name, data in files.items():  # a folder of its own, renamed in whole: each file written once, plainly
+        _write_new(os.path.join(incoming, name), data)
     if os.path.isdir(target):
         old = f"{target}.replaced-{os.getpid()}"
         os.rename(target, old)
@@ -280,6 +302,16 @@ def _move_in(resolver: PathResolver, target: str, files: dict[str, bytes]) -> No
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.rename(incoming, target)
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """Create ``path`` (never through a link, never over a file), private to this user, holding ``data``.
+
+    Not synced to disk file by file: the import syncs once before it counts the commit as read.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
 
 
 def clear_leftovers(resolver: PathResolver) -> None:

@@ -59,7 +59,9 @@ class Layout:
         self.active: Entry | None = None
         self.problems: list[str] = []
         self.spoiled: set[str] = set()  # sessions with a refused file: refused whole
-        self.oversized: list[str] = []  # files over MAX_FILE_BYTES: the machine's whole commit is refused, and forgotten
+        self.oversized: list[
+            str
+        ] = []  # files over MAX_FILE_BYTES: the machine's whole commit is refused, and forgotten
         self.legacy = legacy
         refused = 0
         for entry in entries:
@@ -199,11 +201,14 @@ def check_handoff(
         return Refused("its handoff's front matter is not the plugin's own; refused")
     if fields.get("session_id") != session_id:
         return Refused("its handoff names another session; refused")
-    if any(key in fields and fields[key] != meta.get(key) for key in ("org", "project", "host")):
+    if any(key in fields and fields[key] != meta.get(key) for key in ("org", "project")):
+        return Refused("its handoff names another project or host than its _meta.json; refused")
+    if fields.get("host") not in (None, meta.get("host")):  # none: written before sessions named their host
         return Refused("its handoff names another project or host than its _meta.json; refused")
     end = handoff.effective_end(fields)
     if end is not None and end > time.time() + CLOCK_AHEAD_SECONDS:
         return Refused("its handoff ends in the future; refused")
+    fields["host"] = meta.get("host")  # the machine it came from, said the same way as its metadata says it
     fields["via"] = "sync"  # and so is its handoff, which the next session's context is built from
     return handoff.dump_front_matter(fields) + body, handoff.order(fields) if end is not None else None
 
