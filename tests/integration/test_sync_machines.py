@@ -1329,3 +1329,23 @@ def test_every_machine_agrees_on_the_latest_handoff_and_open_work(machines) -> N
         latest = (machine.board() / "handoff" / "latest-handoff.md").read_text()
         assert "session_id: b1" in latest or '"b1"' in latest, machine.name
         assert "fix the cache race" not in open_work_section(machine.context(f"{machine.name}-next"))
+
+
+def test_what_travels_names_no_path_of_this_machine(machines, remote: Path) -> None:
+    """README "What travels": `_meta.json` goes without `cwd` (nor transcript or Claude Code folder); paths in the
+    checkout go relative to it, those under home from `~`."""
+    (alpha,) = machines(1)
+    alpha.hook("SessionStart", "a1", source="startup", transcript_path=str(alpha.home / "t.jsonl"))
+    alpha.hook("UserPromptSubmit", "a1", prompt=f"look at {alpha.clone}/src/app.py please")
+    alpha.cli("note", f"fixed {alpha.clone}/src/app.py; notes in {alpha.home}/scratch.md", session="a1")
+    alpha.hook("SessionEnd", "a1", reason="other")
+    alpha.cli("sync")
+    ref = _ref(alpha, remote)
+    sent = {path: _show(remote, ref, path) for path in _files(remote, ref)}
+    text = "".join(sent.values())
+    assert "src/app.py" in sent["sessions/a1/session-notes.md"] and "~/scratch.md" in text
+    assert "look at src/app.py please" in sent["handoff/handoff-a1.md"]  # the typed request, as it travels
+    for local in (alpha.clone, alpha.home, alpha.root, alpha.root.parent):
+        assert str(local) not in text
+    meta = json.loads(sent["sessions/a1/_meta.json"])
+    assert not {"cwd", "transcript_path", "claude_dir", "claude_pid", "via"} & meta.keys()

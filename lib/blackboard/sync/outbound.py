@@ -10,6 +10,8 @@ touched. Nothing sent names a path of this machine (ADR 30).
 from __future__ import annotations
 
 import json
+import os
+import re
 
 from .. import handoff
 from ..clock import now_iso
@@ -43,11 +45,14 @@ class Outgoing:
         self.kept = 0  # this machine's oldest sessions, past the bound: kept here only
 
 
-def outgoing(resolver: PathResolver, state: State, host: str, limit: int, folders: list[str] | None = None) -> Outgoing:
+def outgoing(
+    resolver: PathResolver, state: State, host: str, limit: int, folders: list[str] | None = None, home: str = ""
+) -> Outgoing:
     """What this machine's ref lacks: its finished sessions changed since sent, those it holds no more, and its
     active sessions if they changed. ``limit``: the sessions the ref holds, the newest.
 
-    ``folders``: the names under ``sessions/``, when the caller has listed them already.
+    ``folders``: the names under ``sessions/``, when the caller has listed them already; ``home``: this
+    user's home, written ``~`` in what is sent.
     """
     out = Outgoing()
     present = set(session_folders(resolver) if folders is None else folders)
@@ -81,7 +86,7 @@ def outgoing(resolver: PathResolver, state: State, host: str, limit: int, folder
         out.changes += [(f"sessions/{session_id}", None), (f"handoff/handoff-{session_id}.md", None)]
     out.later = max(len(wanted) - MAX_SESSIONS_PER_PUSH, 0)
     for name, meta, signature in wanted[:MAX_SESSIONS_PER_PUSH]:
-        out.changes += _session_files(resolver, meta, host, out)
+        out.changes += _session_files(resolver, meta, host, out, home)
         out.signatures[name] = signature
     active = sorted(active_session_ids(resolver))
     if active != state.active:
@@ -96,16 +101,34 @@ def _written(signature: str) -> int:
     return int(stamp) if stamp.isdigit() else 0
 
 
-def sent_meta(meta: Meta, host: str) -> bytes:
+def sent_meta(meta: Meta, host: str, home: str = "") -> bytes:
     """A session's ``_meta.json`` as it leaves this machine: redacted, with no path or process of this machine."""
-    sent = {k: (redact(v) if isinstance(v, str) else v) for k, v in meta.items() if k not in LOCAL_FIELDS}
+    cwd = meta.get("cwd")
+    sent = {
+        k: (unrooted(redact(v), cwd, home) if isinstance(v, str) else v)
+        for k, v in meta.items()
+        if k not in LOCAL_FIELDS
+    }
     sent["host"] = host
     return (json.dumps(sent, indent=2) + "\n").encode()
 
 
-def _session_files(resolver: PathResolver, meta: Meta, host: str, out: Outgoing) -> list[tuple[str, bytes | None]]:
+def unrooted(text: str, cwd: object, home: str) -> str:
+    """``text`` without this machine's paths: those under the session's working directory relative to it (the
+    directory itself ``.``), those under the home directory from ``~``."""
+    for base, name in ((cwd, "."), (home, "~")):
+        if isinstance(base, str) and os.path.isabs(base) and base.rstrip("/"):
+            root = re.escape(base.rstrip("/"))
+            text = re.sub(root + r"/(?=[^/\s])", "" if name == "." else "~/", text)
+            text = re.sub(root + r"(?![\w./-])", name, text)
+    return text
+
+
+def _session_files(
+    resolver: PathResolver, meta: Meta, host: str, out: Outgoing, home: str
+) -> list[tuple[str, bytes | None]]:
     session_id = meta["session_id"]
-    files: list[tuple[str, bytes | None]] = [(f"sessions/{session_id}/{META_FILE}", sent_meta(meta, host))]
+    files: list[tuple[str, bytes | None]] = [(f"sessions/{session_id}/{META_FILE}", sent_meta(meta, host, home))]
     for kind in BOARD_FILES:
         path = resolver.board_file(session_id, kind)
         data = read_bounded(path, MAX_FILE_BYTES + 1)
@@ -118,11 +141,11 @@ def _session_files(resolver: PathResolver, meta: Meta, host: str, out: Outgoing)
             )
             files.append((f"sessions/{session_id}/{BOARD_FILES[kind]}", None))
             continue
-        text = redact(data.decode("utf-8", "surrogateescape"))
+        text = unrooted(redact(data.decode("utf-8", "surrogateescape")), meta.get("cwd"), home)
         files.append((f"sessions/{session_id}/{BOARD_FILES[kind]}", text.encode("utf-8", "surrogateescape")))
     written = read_bounded(resolver.handoff_path(session_id), handoff.MAX_HANDOFF_READ)
     if written is not None:  # redacted again: an older plugin or a person may have written it
-        text = redact(written.decode("utf-8", "surrogateescape"))
+        text = unrooted(redact(written.decode("utf-8", "surrogateescape")), meta.get("cwd"), home)
         files.append((f"handoff/handoff-{session_id}.md", text.encode("utf-8", "surrogateescape")))
     return files
 

@@ -98,7 +98,7 @@ def sync_round(
                 if state is None:
                     state = State.load(resolver, fetch.config["remote"])  # the remote this round talks to
                 base = _base(fetch.store, state)
-                out = outgoing(resolver, state, settings.host, limit, session_folders(resolver))
+                out = outgoing(resolver, state, settings.host, limit, session_folders(resolver), settings.home)
                 say("fetching")
                 listing = fetch.listed(deadline)
             finally:
