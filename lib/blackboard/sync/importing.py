@@ -159,8 +159,6 @@ def _import_one(
     if not state.retry[source]:
         del state.retry[source]
     if complete and cut is None:
-        if result.sessions:
-            os.sync()  # the copies, written without a sync each, are on disk before the commit counts as read
         store.run(["update-ref", f"{IMPORTED}{source}", commit], deadline=deadline)
         state.known[source] = commit
     else:
@@ -307,7 +305,7 @@ def _move_in(resolver: PathResolver, target: str, files: dict[str, bytes]) -> No
 def _write_new(path: str, data: bytes) -> None:
     """Create ``path`` (never through a link, never over a file), private to this user, holding ``data``.
 
-    Not synced to disk file by file: the import syncs once before it counts the commit as read.
+    Not synced to disk: a copy is another machine's, to be had again from its ref (ADR 30).
     """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as handle:
