@@ -1,6 +1,7 @@
 """Sync through git (issue 14, ADR 19): several machines on one box, each with its own root,
 HOME, clone and BLACKBOARD_HOST, against a bare repository served over file:// and git://."""
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -1349,3 +1350,53 @@ def test_what_travels_names_no_path_of_this_machine(machines, remote: Path) -> N
         assert str(local) not in text
     meta = json.loads(sent["sessions/a1/_meta.json"])
     assert not {"cwd", "transcript_path", "claude_dir", "claude_pid", "via"} & meta.keys()
+
+
+KILLED_ROUNDS = int(os.environ.get("BLACKBOARD_TEST_KILLED_ROUNDS", "5"))  # per machine; 40 were run by hand
+
+
+def test_rounds_sigkilled_at_any_point_on_three_machines_lose_and_duplicate_nothing(machines, remote: Path) -> None:
+    """Each machine ends sessions and runs rounds that are SIGKILLed after a random delay (mid-fetch, mid-import,
+    mid-push, after a push before its state): once rounds run to their end, every session is in its own
+    machine's ref once and a copy of it on every other machine, and nothing half-made is left."""
+    import random
+
+    fleet = machines(3)
+    rng = random.Random(40)
+    wrote: dict[str, list[str]] = {m.name: [] for m in fleet}
+    for n in range(KILLED_ROUNDS):
+        for machine in fleet:
+            session_id = f"{machine.name}-k{n}"
+            machine.session(session_id, f"{machine.name} finding {n}")
+            wrote[machine.name].append(session_id)
+            _settled(machine)
+            proc = subprocess.Popen(
+                [LAUNCHER, "sync"],
+                cwd=machine.clone,
+                env=machine.env,
+                start_new_session=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            time.sleep(rng.uniform(0.0, 0.6))
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    for _ in range(2):
+        for machine in fleet:
+            machine.cli("sync")
+    for machine in fleet:
+        files = _files(remote, _ref(machine, remote))
+        sent = sorted({f.split("/")[1] for f in files if f.startswith("sessions/")})
+        assert sent == sorted(wrote[machine.name])  # each once: a tree cannot hold a folder twice
+        assert machine.sessions() == sorted(wrote[machine.name])
+        others = sorted(i for m in fleet if m is not machine for i in wrote[m.name])
+        assert machine.received() == others
+        for other in fleet:
+            if other is not machine:
+                for session_id in wrote[other.name]:
+                    notes = (_copy(machine, other, session_id) / "session-notes.md").read_text()
+                    assert f"finding {session_id.rsplit('k', 1)[1]}" in notes
+        leftovers = [p for p in machine.board().rglob("*") if ".incoming-" in p.name or ".replaced-" in p.name]
+        assert leftovers == []
+        assert machine.status()["refused"] == []
