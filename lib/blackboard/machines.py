@@ -168,3 +168,21 @@ def remove_copy(resolver: PathResolver, source: str, session_id: str) -> None:
     shutil.rmtree(aside, ignore_errors=True)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(copy_handoff(resolver, source, session_id))
+
+
+def held_bytes(resolver: PathResolver) -> int:
+    """What the copies of other machines' sessions take here: their files and handoffs."""
+    held = 0
+    for source in sources(resolver):
+        sessions = os.path.join(copies_dir(resolver, source), "sessions")
+        held += sum(_files_bytes(os.path.join(sessions, session_id)) for session_id in names_in(sessions))
+        held += _files_bytes(os.path.join(copies_dir(resolver, source), "handoff"))
+    return held
+
+
+def _files_bytes(folder: str) -> int:
+    try:
+        with os.scandir(folder) as found:
+            return sum(e.stat(follow_symlinks=False).st_size for e in found if e.is_file(follow_symlinks=False))
+    except OSError:
+        return 0

@@ -1074,3 +1074,22 @@ def test_a_machine_sends_its_newest_sessions_within_the_bound_and_keeps_the_rest
     assert "b1" in _remote_sessions(bare)
     assert _copy(beta, "a04").is_dir()  # what it imported stays, though alpha's ref holds it no more
     assert sync.status(beta, settings_now(BLACKBOARD_HOST="beta"))["kept_here"] == 0
+
+
+def test_rounds_that_each_bring_new_sessions_stop_at_what_copies_may_hold_here_in_all(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A remote that sends new sessions before every round cannot fill the disk one bounded round at a time."""
+    monkeypatch.setattr(importing, "MAX_HELD_BYTES", 3 << 20)
+    alpha, beta = _beta_session(tmp_path, bare)
+    meta = Path(beta.meta_path("b1")).read_text()
+    refused = []
+    for n in range(6):  # 1 MiB of new bytes a round
+        files = {f"sessions/x{n}/_meta.json": meta.replace('"b1"', f'"x{n}"').encode()}
+        files[f"sessions/x{n}/session-notes.md"] = os.urandom(1 << 19).hex().encode()
+        _hostile(bare, files)
+        refused += _round(alpha, "alpha").refused
+    held = sum(p.stat().st_size for p in Path(alpha.sync_dir).glob("machines/*/sessions/*/*"))
+    assert held <= 3 << 20
+    assert any("would pass 3 MiB" in line and "cleanup" in line for line in refused)
+    assert sync.State.load(alpha).retry == {} and sync.State.load(alpha).held <= 3 << 20

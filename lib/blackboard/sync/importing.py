@@ -25,6 +25,7 @@ from .inbound import (
     MAX_ACTIVE_BYTES,
     MAX_ACTIVE_RECORDS,
     MAX_FILE_BYTES,
+    MAX_HELD_BYTES,
     MAX_IMPORT_BYTES,
     SESSION_FILES,
     Accepted,
@@ -56,19 +57,44 @@ class Imported:
 
 
 class Budget:
-    """What one import may still write here: ``MAX_IMPORT_BYTES``, a file counted each time a tree uses it."""
+    """What one import may still write here: ``MAX_IMPORT_BYTES``, a file counted each time a tree uses it; and
+    what copies of other machines' sessions may hold here in all, ``MAX_HELD_BYTES``, so that a remote that
+    sends new sessions before every round cannot fill the disk one bounded round at a time."""
 
-    __slots__ = ("left",)
+    __slots__ = ("left", "room", "written")
 
-    def __init__(self) -> None:
+    def __init__(self, held: int) -> None:
         self.left = MAX_IMPORT_BYTES
+        self.room = MAX_HELD_BYTES - held
+        self.written = 0
+
+    def over(self, size: int) -> str | None:
+        """Why ``size`` more bytes cannot be written in this round, or None."""
+        mib = 1024 * 1024
+        if size > self.room:
+            return (
+                f"what other machines' sessions hold here would pass {MAX_HELD_BYTES // mib} MiB (`blackboard cleanup`)"
+            )
+        if size > self.left:
+            return f"over {MAX_IMPORT_BYTES // mib} MiB in one round; the rest next"
+        return None
+
+    def spend(self, size: int) -> None:
+        self.left, self.room, self.written = self.left - size, self.room - size, self.written + size
 
 
 def import_machines(
-    resolver: PathResolver, store: Store, state: State, commits: dict[str, str], limit: int, deadline: float
+    resolver: PathResolver,
+    store: Store,
+    state: State,
+    commits: dict[str, str],
+    limit: int,
+    deadline: float,
+    held: int | None = None,
 ) -> Imported:
     """Take what each machine's commit (``commits``: machine id -> commit) holds that is new here, and look
-    again at what was refused before; each ref to ``limit`` sessions; stops at ``deadline``.
+    again at what was refused before; each ref to ``limit`` sessions; stops at ``deadline``. ``held``: what
+    copies hold here now (measured), else as ``state.json`` last knew it.
 
     The newest handoffs that arrived are published into ``latest-handoff.md`` (each machine
     computes its own); ``_sync/publishing`` stays until they are, so a kill loses none.
@@ -80,7 +106,7 @@ def import_machines(
     publishing = resolver.sync_file("publishing")
     create_exclusive(publishing, "")
     offers: list[tuple[tuple[int, float, str], str]] = []
-    budget = Budget()
+    budget = Budget(state.held if held is None else held)
     try:
         with store.reader(deadline) as reader:
             for source, commit in sorted(todo.items()):
@@ -94,6 +120,7 @@ def import_machines(
             newest = sorted(offers)[-handoff.MAX_OFFERS_PUBLISHED :]
             handoff.publish_latest(resolver, *(text for _, text in newest))
         handoff.remove_marker(publishing)
+        state.held = MAX_HELD_BYTES - budget.room
         for line in result.refused:
             state.refuse(line)
     return result
@@ -140,9 +167,10 @@ def _import_one(
             complete = False  # the next round takes up from the same commit
             break
         files = layout.files_of(session_id)
-        if sum(max(e.size, 0) for e in files) > budget.left:
+        why = budget.over(sum(max(e.size, 0) for e in files))
+        if why is not None:
             complete = False
-            result.refused.append(f"{label}: over {MAX_IMPORT_BYTES // (1024 * 1024)} MiB in one round; the rest next")
+            result.refused.append(f"{label}: {why}")
             break
         if files[0].sha not in contents:  # the next few sessions' files, read in one exchange with git
             contents = _read_ahead(reader, layout, ids[n:])
@@ -259,12 +287,12 @@ def _take(
         return checked
     folder = copy_dir(resolver, source, session_id)
     if not _same(folder, checked.files):
-        budget.left -= sum(len(data) for data in checked.files.values())
+        budget.spend(sum(len(data) for data in checked.files.values()))
         _move_in(resolver, folder, checked.files)
     text = checked.handoff
     path = copy_handoff(resolver, source, session_id)
     if text is not None and read_bounded(path, handoff.MAX_HANDOFF_READ) != text.encode():
-        budget.left -= len(text.encode())
+        budget.spend(len(text.encode()))
         refuse_links(resolver.root, os.path.dirname(path))
         make_dirs(os.path.dirname(path))
         atomic_write(path, text, durable=False)

@@ -33,6 +33,7 @@ MAX_ACTIVE_BYTES = 64 * 1024
 # One round's import writes at most this, a file counted each time a tree uses it: a 46 KiB pack
 # that names one 8 MiB blob 300 times must not write 2.4 GiB.
 MAX_IMPORT_BYTES = 256 * 1024 * 1024
+MAX_HELD_BYTES = 1024 * 1024 * 1024  # what copies of other machines' sessions may hold here in all
 MAX_ACTIVE_RECORDS = 50
 DEFAULT_MAX_SESSIONS = 5_000  # of one ref: ``BLACKBOARD_SYNC_MAX_SESSIONS``
 MAX_REFS = 64  # other machines' refs one project reads: the newest by commit time

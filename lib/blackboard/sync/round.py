@@ -16,7 +16,7 @@ from ..errors import BlackboardError
 from ..fsutil import names_in, refuse_links
 from ..gitstore import GitFailed, Store, TooLarge
 from ..locks import file_lock, held_for, try_lock
-from ..machines import LEGACY_SOURCE, copies_dir, machine_id, sources
+from ..machines import LEGACY_SOURCE, copies_dir, held_bytes, machine_id, sources
 from ..paths import PathResolver
 from ..project import safe_segment
 from ..redact import redact_remote
@@ -105,7 +105,7 @@ def sync_round(
                 fetch.stop()
             if attempt == 0:
                 try:
-                    imported = _import(resolver, fetch, state, listing, limit, deadline)
+                    imported = _import(resolver, fetch, state, listing, limit, deadline, held_bytes(resolver))
                 finally:
                     state.save(resolver)  # what moved in is remembered even when the import stopped half-way
                 settle(resolver, environ, deadline)  # what a refused commit brought leaves the disk
@@ -168,13 +168,19 @@ def _overwritten(resolver: PathResolver, state: State, listing: Listing, result:
 
 
 def _import(
-    resolver: PathResolver, fetch: Fetch, state: State, listing: Listing, limit: int, deadline: float
+    resolver: PathResolver,
+    fetch: Fetch,
+    state: State,
+    listing: Listing,
+    limit: int,
+    deadline: float,
+    held: int | None = None,
 ) -> Imported:
     """Fetch what changed of other machines' refs (the newest ``MAX_REFS`` by commit time; the old shared ref once)
     and import it, with what was refused before."""
     try:
         commits = fetch_others(fetch, state, listing, deadline)
-        imported = import_machines(resolver, fetch.store, state, commits, limit, deadline)
+        imported = import_machines(resolver, fetch.store, state, commits, limit, deadline, held)
         imported.refused[:0] = fetch.problems
         for line in fetch.problems:
             state.refuse(line)

@@ -51,6 +51,8 @@ class State:
         self.refused: list[str] = [r for r in _list(data, "refused") if isinstance(r, str)][-MAX_REFUSALS:]
         self.active: list[str] = [i for i in _list(data, "active_pushed") if isinstance(i, str)]
         self.overwritten = _str(data, "overwritten")  # when this machine's ref was last found changed by another
+        held = data.get("held")
+        self.held = held if type(held) is int and held >= 0 else 0  # what copies hold here, as last measured
 
     @classmethod
     def load(cls, resolver: PathResolver, remote: str | None = None) -> State:
@@ -99,6 +101,7 @@ class State:
             "refused": self.refused,
             "active_pushed": self.active,
             "overwritten": self.overwritten,
+            "held": self.held,
         }
         atomic_write(resolver.sync_file("state.json"), json.dumps(data) + "\n")  # no indent: the C encoder
 
@@ -123,6 +126,7 @@ SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
     "refused": (list, str),
     "active_pushed": (list, str),
     "overwritten": ((str, type(None)), object),
+    "held": (int, object),
 }
 
 
