@@ -18,7 +18,7 @@ from .live import Liveness
 from .machines import continue_from
 from .meta import ACTIVE, Meta, read_meta, read_meta_or_none, update_meta, written_here
 from .paths import BOARD_FILES, PathResolver
-from .registry import active_session_ids, find_owner, last_active, list_sessions, mark_touched, session_dir
+from .registry import active_session_ids, find_owner, last_active, list_sessions, session_dir
 from .settings import DEFAULT_MAX_VALUE_CHARS, Settings
 
 CAPACITY_WARNING_BYTES = 20 * 1024 * 1024
@@ -265,9 +265,6 @@ class Board:
         recent = time.time() - last_active(self.resolver, self.session_id) <= ACTIVITY_RESOLUTION_SECONDS
         if recent and meta.get("status") == ACTIVE:
             return
-        if meta.get("status") != ACTIVE:
-            with contextlib.suppress(BlackboardError, OSError):
-                mark_touched(self.resolver, self.session_id)  # sync sends it again
         with contextlib.suppress(BlackboardError, OSError):
             update_meta(path, lambda m: m.update({"last_activity": now_iso()}))
 

@@ -341,7 +341,10 @@ def _write_new(path: str, data: bytes) -> None:
 
 
 def clear_leftovers(resolver: PathResolver) -> None:
-    """Remove the half-assembled copies a killed import left (``*.incoming-*``, ``*.replaced-*``)."""
+    """Remove the half-assembled copies a killed import left (``*.incoming-*``, ``*.replaced-*``), and the
+    folders of markers a version before ADR 30 kept (``removed``, ``touched``, ``incoming``)."""
+    for old in ("removed", "touched", "incoming"):
+        shutil.rmtree(os.path.join(resolver.sync_dir, old), ignore_errors=True)
     for source in os.listdir(copies_dir(resolver)) if os.path.isdir(copies_dir(resolver)) else []:
         folder = os.path.join(copies_dir(resolver), source, "sessions")
         for name in os.listdir(folder) if os.path.isdir(folder) else []:
