@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Optional
@@ -1093,3 +1094,57 @@ def test_rounds_that_each_bring_new_sessions_stop_at_what_copies_may_hold_here_i
     assert held <= 3 << 20
     assert any("would pass 3 MiB" in line and "cleanup" in line for line in refused)
     assert sync.State.load(alpha).retry == {} and sync.State.load(alpha).held <= 3 << 20
+
+
+def _machine_ref(bare: str, machine: str, files: dict, when: int) -> None:
+    """A ref of machine ``machine`` holding ``files``, committed at ``when`` (seconds since the epoch)."""
+    store = Store(bare, os.environ)
+    blobs = {
+        path: store.run(["hash-object", "-w", "--stdin"], stdin=data).decode().strip() for path, data in files.items()
+    }
+    index = dict(os.environ, GIT_INDEX_FILE=str(Path(bare) / f"index-{machine}"))
+    for path, sha in blobs.items():
+        subprocess.run(
+            ["git", f"--git-dir={bare}", "update-index", "--add", "--cacheinfo", f"100644,{sha},{path}"],
+            env=index,
+            check=True,
+        )
+    tree = subprocess.run(
+        ["git", f"--git-dir={bare}", "write-tree"], env=index, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    dated = dict(
+        index,
+        GIT_COMMITTER_DATE=f"{when} +0000",
+        GIT_AUTHOR_DATE=f"{when} +0000",
+        GIT_COMMITTER_NAME="x",
+        GIT_COMMITTER_EMAIL="x@x",
+        GIT_AUTHOR_NAME="x",
+        GIT_AUTHOR_EMAIL="x@x",
+    )
+    commit = subprocess.run(
+        ["git", f"--git-dir={bare}", "commit-tree", tree, "-m", "m"],
+        env=dated,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    store.run(["update-ref", f"refs/blackboard-machines/acme/widget/{machine}", commit])
+
+
+def test_a_reader_reads_the_newest_refs_by_commit_time_each_to_its_bound(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alpha, beta = _beta_session(tmp_path, bare)
+    meta = Path(beta.meta_path("b1")).read_text()
+    monkeypatch.setattr(sync_round_module, "MAX_REFS", 3)
+    monkeypatch.setenv("BLACKBOARD_SYNC_MAX_SESSIONS", "2")
+    now = int(time.time())
+    for n in range(5):  # machine n committed n hours ago; each holds three sessions
+        files = {f"sessions/m{n}s{i}/_meta.json": meta.replace('"b1"', f'"m{n}s{i}"').encode() for i in range(3)}
+        _machine_ref(bare, f"{n:x}" * 32, files, now - 3600 * n - 60)
+
+    done = _round(alpha, "alpha")
+
+    copies = sorted(p.name for p in Path(alpha.sync_dir).glob("machines/*/sessions/*"))
+    assert copies == ["b1", "m0s0", "m0s1", "m1s0", "m1s1"]  # beta's and the two newest: three refs, two each
+    assert any("holds over 2 sessions" in line for line in done.refused)
