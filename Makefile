@@ -3,7 +3,7 @@
 #              tests on Python 3.9 and 3.13 when the machine has them
 PYTHON ?= python3
 VENV := .venv
-CLAUDE_VERSION := 2.1.330
+CLAUDE_VERSION := 2.1.332
 CLAUDE := .cache/claude-$(CLAUDE_VERSION)/node_modules/.bin/claude
 # pytest-xdist: tests/conftest.py sets how many workers `auto` means
 PYTEST_PARALLEL := -n auto --dist worksteal

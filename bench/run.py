@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "lib"))
 
 from blackboard import entries  # noqa: E402
+from blackboard.claude_tasks import MAX_TASKS  # noqa: E402
 from blackboard.machines import machine_id  # noqa: E402
 from blackboard.meta import new_meta  # noqa: E402
 from blackboard.paths import BOARD_FILES, PathResolver  # noqa: E402
@@ -134,7 +135,9 @@ def run_all(python: str, venv: Path, work: Path) -> None:
     cleanup(blackboard, env, project, work, full)
 
     live_sessions(python, env, work)
+    bash_alone(python, env, work)
     redaction(env, work)
+    claude_code_tasks(env, work)
     big_sessions(env, work)
     big_checkout(env, work)
     notes_at_once(env, project, work)
@@ -477,19 +480,53 @@ def redaction(env: dict[str, str], work: Path) -> None:
     report_stop_and_end("150 htpasswd-shaped tasks", stops, ends, problems)
 
 
+def claude_code_tasks(env: dict[str, str], work: Path) -> None:
+    """Stop and SessionEnd with Claude Code's own list at the most a handoff reads (``claude_tasks.MAX_TASKS``
+    files, two in three still open), every one read, redacted and carried."""
+    project = work / "listed"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    subprocess.run(["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/listed.git"], check=True)
+    stops, ends, problems = [], [], []
+    for i in range(BIG_RUNS):
+        root = work / f"root-listed-{i}"  # each its own: the open work carried from run to run would grow
+        run_env = dict(env, BLACKBOARD_ROOT=str(root))
+        payload = {"session_id": f"listed-{i}", "cwd": str(project)}
+        run_hook("session-start", dict(payload, hook_event_name="SessionStart", source="startup"), run_env)
+        folder = Path(env["HOME"]) / ".claude" / "tasks" / f"listed-{i}"
+        folder.mkdir(parents=True)
+        for n in range(1, MAX_TASKS + 1):
+            task = {
+                "id": str(n),
+                "subject": f"Handle quotes in escape() of module {n}",
+                "activeForm": "Handling quotes",
+            }
+            task.update(description="escape \" and ' too, and check its callers " * 3, blocks=[], blockedBy=[])
+            (folder / f"{n}.json").write_text(json.dumps({**task, "status": "pending" if n % 3 else "completed"}))
+        stops.append(run_hook("stop", dict(payload, hook_event_name="Stop", last_assistant_message="done"), run_env))
+        ends.append(run_hook("session-end", dict(payload, hook_event_name="SessionEnd", reason="other"), run_env))
+        problems += hook_failures(root)
+    report_stop_and_end(f"{MAX_TASKS} tasks in Claude Code's list", stops, ends, problems)
+
+
 LIVE_SESSIONS = 30
 LIVE_FILES = 10
+LIVE_EDITS = 1000
+LIVE_TASKS = 50
+LIVE_HELD = 5
 
 
 def live_sessions(python: str, env: dict[str, str], work: Path) -> None:
-    """Every hook of a turn with 30 other live sessions in the checkout, each having edited 10 files.
+    """Every hook of a turn with 30 other live sessions in the checkout, each with 50 open tasks and 1 000 edits.
 
     Each live session has a Claude Code process of its own (a sleeping stand-in, its pid as
-    ``CLAUDE_PID``), a request and its edits in ``_live.jsonl``. Timed, interleaved with a bare
+    ``CLAUDE_PID``), a request, 50 open tasks (one claimed) and 1 000 edits in ``_live.jsonl``:
+    its 10 files first (the guarded one among them), then 990 edits of 110 monorepo-length
+    paths, as an agent iterating on a few files makes them. Timed, interleaved with a bare
     start: SessionStart (it lists them), the prompt (it checks the branch), PreToolUse of an
     Edit of a file one of them edited (it asks) and of one nobody did, PostToolUse and Stop.
     """
     from blackboard import live
+    from blackboard.board import Board
 
     project = work / "crowded"
     git = ["git", "-C", str(project), "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
@@ -519,6 +556,15 @@ def live_sessions(python: str, env: dict[str, str], work: Path) -> None:
             )
             for k in range(LIVE_FILES):
                 live.record_edit(resolver.live_path(session_id), str(project), f"src/module_{n * LIVE_FILES + k}.py")
+            deep = "services/payments/internal/adapters/persistence/postgres/repositories/ledger_entry_repository"
+            for k in range(LIVE_EDITS - LIVE_FILES):
+                live.record_edit(resolver.live_path(session_id), str(project), f"{deep}_{n:02d}_{k % 110:03d}.py")
+            board = Board(resolver, session_id)
+            for k in range(LIVE_TASKS):
+                board.add_task(f"session {n}: port handler {k} to the new API", "main")
+            board.claim_task("t1", "main")
+            for k in range(LIVE_HELD):  # uncommitted: 150 files held by the 30 sessions
+                (project / "src" / f"module_{n * LIVE_FILES + k}.py").write_text(python_source(n) + "# changed\n")
         me = subprocess.Popen([python, "-I", "-c", "import time; time.sleep(3600)"])
         sleepers.append(me)
         times = live_turns(python, dict(env, CLAUDE_PID=str(me.pid)), project)
@@ -540,12 +586,38 @@ def live_sessions(python: str, env: dict[str, str], work: Path) -> None:
         print(f"      {problem}", flush=True)
 
 
+def bash_alone(python: str, env: dict[str, str], work: Path) -> None:
+    """PreToolUse of Bash with no other live session in the project: an ordinary command and a `git stash`."""
+    project = work / "alone"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    env = dict(env, BLACKBOARD_ROOT=str(work / "root-alone"))
+    start = {"session_id": "me", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
+    run_hook("session-start", start, env)
+    times: dict[str, list[float]] = {"bare": [], "`pytest -q tests/`": [], "`git stash`": []}
+    for _ in range(RUNS):
+        times["bare"].append(median_of(1, lambda _: subprocess.run([python, "-I", "-c", "pass"], check=True)))
+        for name in ("`pytest -q tests/`", "`git stash`"):
+            bash = {"session_id": "me", "cwd": str(project), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                    "tool_input": {"command": name.strip("`")}, "permission_mode": "default"}  # fmt: skip
+            times[name].append(run_hook("pre-tool-use", bash, env))
+    bare = statistics.median(times.pop("bare"))
+    for name, series in times.items():
+        ratio = statistics.median(series) / bare
+        report(
+            f"PreToolUse Bash {name}, no other live session / bare `python -I -c pass`",
+            f"{statistics.median(series) * 1000:.1f} / {bare * 1000:.1f} ms = {ratio:.2f}x",
+            "<= 3x",
+            ratio <= 3,
+        )
+
+
 def live_turns(python: str, env: dict[str, str], project: Path) -> dict[str, list]:
     """The times of each hook of a turn among the live sessions, and what went wrong (nothing, normally)."""
     times: dict[str, list] = {
         name: [] for name in ("bare", "SessionStart", "UserPromptSubmit", "PreToolUse Edit, asks")
     }
-    times.update({"PreToolUse Edit, nobody's file": [], "PostToolUse (Edit)": [], "Stop": [], "problems": []})
+    times.update({"PreToolUse Edit, nobody's file": [], "PreToolUse Bash `git stash`, asks": []})
+    times.update({"PostToolUse (Edit)": [], "Stop": [], "problems": []})
     guarded = str(project / "src" / f"module_{17 * LIVE_FILES + 3}.py")  # session 17 edited it
     free = str(project / "src" / f"module_{LIVE_SESSIONS * LIVE_FILES}.py")
     for i in range(RUNS):
@@ -569,6 +641,13 @@ def live_turns(python: str, env: dict[str, str], project: Path) -> dict[str, lis
             asked = b'"permissionDecision": "ask"' in done.stdout and b"session live-17" in done.stdout
             if asked != (path == guarded) or done.stderr:
                 times["problems"].append(f"{name}: {done.stdout[:200]!r} {done.stderr[:200]!r}")
+        stash = dict(base, hook_event_name="PreToolUse", tool_name="Bash", tool_input={"command": "git stash"})
+        started = time.perf_counter()
+        done = subprocess.run([str(REPO / "hooks" / "run"), "pre-tool-use"], input=json.dumps(stash).encode(),
+                              capture_output=True, env=env)  # fmt: skip
+        times["PreToolUse Bash `git stash`, asks"].append(time.perf_counter() - started)
+        if b'"permissionDecision": "ask"' not in done.stdout or done.stderr:
+            times["problems"].append(f"git stash: {done.stdout[:200]!r} {done.stderr[:200]!r}")
         times["PostToolUse (Edit)"].append(run_hook("post-tool-use", edit_payload(base, free, 0), env))
         stop = dict(base, hook_event_name="Stop", stop_hook_active=False, last_assistant_message="tidied")
         times["Stop"].append(run_hook("stop", stop, env))

@@ -12,7 +12,7 @@ from typing import Optional
 from blackboard.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO / "tests" / "fixtures" / "claude-2.1.330"  # recorded from Claude Code by tests/fixtures/record.py
+FIXTURES = REPO / "tests" / "fixtures" / "claude-2.1.332"  # recorded from Claude Code by tests/fixtures/record.py
 SCRATCH = "/SCRATCH"  # what record.py put where the recording's temporary folder was
 
 

@@ -25,6 +25,7 @@ COMMAND_VALUED = {
     "task": {"--file", "--reason"},
     "cleanup": {"--older-than", "--keep"},
     "sessions": {"--status"},
+    "hold": {"--reason", "--for"},
 }
 GROUPS = {"task"}  # a command whose first word names its own subcommand
 
@@ -39,7 +40,7 @@ SINGLE_QUOTED_SPECIAL = frozenset("\n\r")
 
 MAX_FILES = 4  # --file options one approved command may give (each is asked of git)
 READ_ONLY = {"list", "read", "show", "sessions", "handoff", "where", "who"}
-WRITES_OWN_BOARD = {"note", "task", "post", "claim"}
+WRITES_OWN_BOARD = {"note", "task", "post", "claim", "hold", "release"}
 TEXT_FILE_COMMANDS = {"note", "post", "task"}
 # Names that say a file holds credentials: never read for the board without the person's say.
 SECRET_NAME = (
@@ -128,6 +129,8 @@ def _approved_arguments(args: list[str], cwd: str | None, session_id: str | None
     if any(name == "--session" and value != session_id for name, value in options):
         return False  # another session's board is for a person to write to
     command = words[0]
+    if command == "task" and "--force" in {name for name, _ in options}:
+        return False  # closing a task another live session claimed is for a person to approve
     if command in READ_ONLY or command in WRITES_OWN_BOARD:
         files = [value for name, value in options if name == "--file"]
         return all(_inside(path, cwd) for path in files) and (command in TEXT_FILE_COMMANDS or not files)

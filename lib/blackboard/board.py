@@ -25,6 +25,25 @@ CAPACITY_WARNING_BYTES = 20 * 1024 * 1024
 ACTIVITY_RESOLUTION_SECONDS = 60
 
 
+class Changed:
+    """A task a command changed: the entry, its key (``{session}/t3``), and whether it is on the caller's board."""
+
+    __slots__ = ("task", "key", "here")
+
+    def __init__(self, task: Entry, key: str, here: bool) -> None:
+        self.task, self.key, self.here = task, key, here
+
+    @property
+    def name(self) -> str:
+        """What an answer calls it: ``t1`` on the caller's own board (``t4 (carried: 5f1c8a2e/t3)`` when taken up
+        from another session), else the short key, ``5f1c8a2e/t1``: never another session's task by a bare id."""
+        origin, _, local = self.key.rpartition("/")
+        short = f"{origin[:8]}/{local}"
+        if not self.here:
+            return short
+        return f"{self.task.id} (carried: {short})" if self.task.fields.get("origin") == self.key else self.task.id
+
+
 class Board:
     """The files of one session: ``Board(resolver, "abc").note("text", "main")``.
 
@@ -65,7 +84,7 @@ class Board:
         """Add an open task; returns its id (``t1``)."""
         return self._append("tasks", "t", {"status": "open", "author": author}, text)
 
-    def claim_task(self, task_id: str, author: str) -> Entry:
+    def claim_task(self, task_id: str, author: str) -> Changed:
         """Claim an open task: exactly one of many concurrent claimants succeeds, across the project's live sessions.
 
         A claim whose session has ended or died is free again.
@@ -88,26 +107,59 @@ class Board:
 
         return self._change_task(task_id, claim, author, claiming=True)
 
-    def finish_task(self, task_id: str, author: str) -> Entry:
+    def finish_task(self, task_id: str, author: str, force: bool = False) -> Changed:
         """Mark a task done: this board's (``t3``), another live session's or one carried from an earlier one
-        (``5f1c8a2e/t3``)."""
+        (``5f1c8a2e/t3``). A task another live session has claimed is its to close, but with ``force``."""
 
         def finish(task: Entry, board_session: str) -> Entry:
-            _refuse_closed(task_id, task)
             return Entry(task.id, {**task.fields, "status": "done", "done_by": author, "done_at": now_iso()}, task.body)
 
-        return self._closed(self._change_task(task_id, finish, author))
+        return self._closed(self._change_task(task_id, self._closing(task_id, finish, "finish", force), author))
 
-    def drop_task(self, task_id: str, author: str, reason: str) -> Entry:
-        """Drop a task that will not be done, saying why; like done, it leaves every later handoff."""
+    def drop_task(self, task_id: str, author: str, reason: str, force: bool = False) -> Changed:
+        """Drop a task that will not be done, saying why; like done, it leaves every later handoff. A task another
+        live session has claimed is its to drop, but with ``force``."""
         check_value(reason, self.max_chars)
 
         def drop(task: Entry, board_session: str) -> Entry:
-            _refuse_closed(task_id, task)
             fields = {**task.fields, "status": "dropped", "dropped_by": author, "dropped_at": now_iso()}
             return Entry(task.id, {**fields, "drop_reason": reason}, task.body)
 
-        return self._closed(self._change_task(task_id, drop, author))
+        return self._closed(self._change_task(task_id, self._closing(task_id, drop, "drop", force), author))
+
+    def _closing(
+        self, task_id: str, close: Callable[[Entry, str], Entry], verb: str, force: bool
+    ) -> Callable[[Entry, str], Entry]:
+        """``close``, applied under the task file's lock only when no other live session holds the task's claim.
+
+        With ``force`` it is applied anyway, and the claim it overrode is recorded on the task
+        (``overrode_claim``), where the holder's ``task list --all`` and the answer show it.
+        """
+
+        def closing(task: Entry, board_session: str) -> Entry:
+            _refuse_closed(task_id, task)
+            held = self._held_elsewhere(task, board_session)
+            if held is None:
+                return close(task, board_session)
+            if not force:
+                raise BlackboardError(
+                    f"task {task_id} is claimed by {held}: that session closes it; ask it (`blackboard who`), or "
+                    f"pass --force to {verb} it anyway"
+                )
+            closed = close(task, board_session)
+            return Entry(closed.id, {**closed.fields, "overrode_claim": held}, closed.body)
+
+        return closing
+
+    def _held_elsewhere(self, task: Entry, board_session: str) -> str | None:
+        """``main in live session 5f1c8a2e since …`` when another live session holds ``task``'s claim; else None."""
+        if task.fields.get("status") != "claimed" or not task.fields.get("claimed_by"):
+            return None
+        held_in = task.fields.get("claimed_in") or board_session
+        if held_in == self.session_id or not self._is_live(held_in):
+            return None
+        by, since = task.fields["claimed_by"], task.fields.get("claimed_at", "?")
+        return f"{by} in live session {held_in[:8]} since {since}"
 
     def latest_ledger(self) -> Ledger:
         """The open work the project's latest handoff carries, every item of it (newest first)."""
@@ -149,42 +201,52 @@ class Board:
         """Whether a session holding a claim still runs; without a ``liveness``, every holder does."""
         return self.liveness is None or self.liveness.session_is_live(session_id)
 
-    def _closed(self, task: Entry) -> Entry:
-        origin = task.fields.get("origin")
+    def _closed(self, changed: Changed) -> Changed:
+        origin = changed.task.fields.get("origin")
         if origin:  # carried work, done or dropped: no one's to claim any more
             claims.release(self.resolver, origin)
-        return task
+        return changed
 
     def _change_task(
         self, task_id: str, change: Callable[[Entry, str], Entry], author: str, claiming: bool = False
-    ) -> Entry:
+    ) -> Changed:
         """Apply ``change`` to a task: this board's, another live session's by key (``5f1c8a2e/t2``), or one
         carried from an ended session, first taken onto this board (its claim recorded in ``claims``)."""
         if "/" not in task_id:
-            return self._update("tasks", task_id, lambda task: change(task, self.session_id))
+            return self._changed(self, task_id, change)
         here = {task.id: _as_item(self.session_id, task) for task in self.entries("tasks")[0]}
         taken = ledger.find(list(here.values()), task_id)
         if taken is not None:
             entry_id = next(i for i, item in here.items() if item is taken)
-            return self._update("tasks", entry_id, lambda task: change(task, self.session_id))
+            return self._changed(self, entry_id, change)
         elsewhere = self._on_a_live_board(task_id)
         if elsewhere is not None:
-            board, entry_id = elsewhere
-            return board._update("tasks", entry_id, lambda task: change(task, board.session_id))
+            return self._changed(*elsewhere, change)
         item = ledger.find(self.carried(), task_id)
         if item is None:
             raise BlackboardError(
                 f"no open task {task_id!r} carried into this project or on a live session's board (or more "
                 "than one starts so); `blackboard task list` shows them"
             )
+        held: dict[str, str] = {}
         if claiming:
             claims.hold(self.resolver, item.key, self.session_id, author, self._is_live)
+        else:  # its claim is seen as the task's own, and a refusal comes before anything is taken up
+            held = _claim_fields(claims.holder(self.resolver, item.key), self.session_id)
+            if held:
+                change(Entry("", {"status": "open", "origin": item.key, **held}, item.text), self.session_id)
         header = entries.initial_text("tasks", self.session_id)
         fields = {"status": "open", "origin": item.key, "author": "an earlier session"}
         new_id = entries.append_once(
             self.path("tasks"), "t", fields, item.text, header, lambda e: _taken_up(e, item.key)
         )
-        return self._update("tasks", new_id, lambda task: change(task, self.session_id))
+        return self._changed(
+            self, new_id, lambda task, board: change(Entry(task.id, {**task.fields, **held}, task.body), board)
+        )
+
+    def _changed(self, board: Board, entry_id: str, change: Callable[[Entry, str], Entry]) -> Changed:
+        task = board._update("tasks", entry_id, lambda task: change(task, board.session_id))
+        return Changed(task, board_key(board.session_id, task.fields, task.id), board is self)
 
     def _on_a_live_board(self, task_id: str) -> tuple[Board, str] | None:
         """The board and id of the task another live session holds under ``task_id``, if one does."""
@@ -269,6 +331,13 @@ class Board:
             update_meta(path, lambda m: m.update({"last_activity": now_iso()}))
 
 
+def _claim_fields(claim: claims.Claim | None, session_id: str) -> dict[str, str]:
+    """A recorded claim of carried work as a task's fields; none when there is none or ``session_id`` holds it."""
+    if claim is None or claim.session_id == session_id:
+        return {}
+    return {"status": "claimed", "claimed_by": claim.by, "claimed_in": claim.session_id, "claimed_at": claim.at}
+
+
 def _refuse_closed(task_id: str, task: Entry) -> None:
     status = task.fields.get("status")
     if status in CLOSED_STATUSES:
@@ -319,10 +388,8 @@ def locate(settings: Settings, cwd: str, explicit: str | None = None, writing: b
 
 def _find(resolver: PathResolver, session_id: str, source: str, cap: int, settings: Settings, writing: bool) -> Board:
     owner = find_owner(resolver, session_id)
-    if (
-        owner is None and writing and continue_from(resolver, session_id)
-    ):  # another machine's: going on makes a copy here
-        owner = resolver
+    if owner is None and writing and continue_from(resolver, session_id):
+        owner = resolver  # another machine's session: writing to it goes on in a copy here (ADR 30)
     if owner is resolver:
         return Board(resolver, session_id, source, cap, Liveness(resolver, settings))
     if owner is not None:  # the agent changed directory into another project

@@ -90,16 +90,39 @@ def _commits(
 
 def _uncommitted(toplevel: str, environ: Mapping[str, str], deadline: float) -> tuple[int | None, str | None]:
     """How many files ``git status`` lists, with every filter driver turned off (a clean filter is a program)."""
+    output, problem = _status(toplevel, ["--ignore-submodules=all"], environ, deadline)
+    return (None, problem) if output is None else (count_status_entries(output), None)
+
+
+def uncommitted_among(toplevel: str, paths: list[str], environ: Mapping[str, str], deadline: float) -> set[str] | None:
+    """Which of ``paths`` (relative to ``toplevel``) differ from HEAD in the working tree or the index, untracked
+    ones included; None when git cannot say in time. A file of a submodule or nested repository is asked of it."""
+    by_checkout: dict[str, list[str]] = {}
+    for path in paths:
+        inner = checkout_around(os.path.dirname(os.path.join(toplevel, path)))[0]
+        by_checkout.setdefault(inner if inner and inner.startswith(toplevel) else toplevel, []).append(path)
+    found: set[str] = set()
+    for checkout, group in by_checkout.items():
+        inside = [os.path.relpath(os.path.join(toplevel, path), checkout) for path in group]
+        args = ["--untracked-files=all", "--no-renames", "--", *inside]
+        output, _ = _status(checkout, args, environ, deadline)
+        if output is None:
+            return None
+        listed = {entry[3:].rstrip("/") for entry in output.split("\0") if len(entry) > 3}
+        found.update(path for path, there in zip(group, inside) if there in listed)
+    return found
+
+
+def _status(
+    toplevel: str, args: list[str], environ: Mapping[str, str], deadline: float
+) -> tuple[str | None, str | None]:
+    """``git status --porcelain=v1 -z`` with ``args``, every filter driver turned off (a clean filter is a program)."""
     drivers, problem = _filter_drivers(toplevel, environ, deadline)
     if drivers is None:
         return None, problem
     off = [f"filter.{name}.{key}=" for name in drivers for key in ("clean", "smudge", "process")]
     off += [f"filter.{name}.required=false" for name in drivers]
-    args = ["status", "--porcelain=v1", "-z", "--ignore-submodules=all"]
-    output, problem = run_git(toplevel, args, environ, deadline, config=off)
-    if output is None:
-        return None, problem
-    return count_status_entries(output), None
+    return run_git(toplevel, ["status", "--porcelain=v1", "-z", *args], environ, deadline, config=off)
 
 
 def count_status_entries(output: str) -> int:

@@ -48,6 +48,16 @@ def hold(resolver: PathResolver, key: str, session_id: str, by: str, is_live: Ca
         atomic_write(path, json.dumps(record) + "\n")
 
 
+def holder(resolver: PathResolver, key: str) -> Claim | None:
+    """The claim recorded on ``key``, whoever holds it, live or not; None when there is none (or it is damaged)."""
+    try:
+        refuse_links(resolver.root, resolver.claims_dir)
+        held = _read(resolver.claim_path(key))
+    except (ValueError, BlackboardError):
+        return None
+    return held if held is not None and held.key == key else None
+
+
 def release(resolver: PathResolver, key: str) -> None:
     """Forget the claim on ``key`` (done or dropped: it is no one's work any more)."""
     path = resolver.claim_path(key)

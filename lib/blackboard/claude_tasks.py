@@ -1,7 +1,9 @@
 """Claude Code's own task list (TaskCreate, TaskUpdate): ``{config dir}/tasks/{session_id}/{n}.json``.
 
-Read for the handoff's open work. Only regular files directly in that folder are read, none
-through a link, each bounded, and at most ``MAX_TASKS`` of them.
+Read for the handoff's open work, every task of it: only regular files directly in that folder,
+none through a link, each within ``MAX_TASK_BYTES``, and, so that a session's end stays within
+its budget (SPEC §12), at most ``MAX_TASKS`` files and ``MAX_TOTAL_BYTES`` in all, the newest
+first. What a bound leaves unread is counted, never dropped without a word.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import stat
 from .fsutil import json_object, read_bounded
 from .ids import is_session_id
 
-MAX_TASKS = 200
+MAX_TASKS = 2000  # files read, the newest: about 100 ms of a session's end on a slow disk
+MAX_TOTAL_BYTES = 4 * 1024 * 1024  # read in all (a task file is a few hundred bytes)
+MAX_TASK_BYTES = 64 * 1024  # of one file
 NAME = re.compile(r"[0-9]{1,9}\.json")  # Claude Code's own: the task's number
-MAX_TASK_BYTES = 64 * 1024
 UNFINISHED = ("pending", "in_progress")
 
 
@@ -45,29 +48,53 @@ def tasks_dir(config_dir: str, session_id: str) -> str | None:
     return path
 
 
-def read_tasks(config_dir: str, session_id: str) -> tuple[list[ClaudeTask], bool]:
-    """The session's tasks, in their numbers' order, and whether that is every one of them.
+class TaskList:
+    """What was read of a session's list: its ``tasks`` in their numbers' order, whether that is every task
+    (``whole``), and how many task files a bound left unread (``unread``: too large, or past the totals).
 
-    Only names of ASCII digits count (``².json`` is a digit to ``str.isdigit``, not to ``int``);
-    past ``MAX_TASKS``, the newest are read and the list is not whole: nothing it lacks is closed.
-    Without a Claude Code folder to look in, or one that cannot be listed, nothing is whole either.
+    A plain class, as ``ClaudeTask``: ``dataclasses`` imports ``inspect``, a cost every hook would pay.
+    """
+
+    __slots__ = ("tasks", "whole", "unread")
+
+    def __init__(self, tasks: list[ClaudeTask] | None = None, whole: bool = False, unread: int = 0) -> None:
+        self.tasks = tasks or []
+        self.whole = whole
+        self.unread = unread
+
+
+def read_tasks(config_dir: str, session_id: str) -> TaskList:
+    """The session's tasks, and whether that is every one of them.
+
+    Only names of ASCII digits count (``².json`` is a digit to ``str.isdigit``, not to ``int``).
+    Past a bound the list is not whole, nothing it lacks is closed, and the files left unread are
+    counted. Without a Claude Code folder to look in, or one that cannot be listed, nothing is whole either.
     """
     if not config_dir:
-        return [], False
+        return TaskList()
     folder = tasks_dir(config_dir, session_id)
     if folder is None:
-        return [], os.path.isdir(config_dir)  # no list at all for this session: it has no task
+        return TaskList(whole=os.path.isdir(config_dir))  # no list at all for this session: it has no task
     try:
         numbered = [n for n in os.listdir(folder) if NAME.fullmatch(n)]
     except OSError:
-        return [], False
-    names = sorted(numbered, key=_number)[-MAX_TASKS:]  # the newest, in a very long session
-    found = []
-    for name in names:
-        task = parse_task(name[: -len(".json")], _read(os.path.join(folder, name)))
+        return TaskList()
+    newest_first = sorted(numbered, key=_number, reverse=True)  # a long session's latest are the ones still open
+    found: list[ClaudeTask] = []
+    oversized, room = 0, MAX_TOTAL_BYTES
+    for index, name in enumerate(newest_first[:MAX_TASKS]):
+        data = _read(os.path.join(folder, name))
+        room -= len(data or b"")
+        if room < 0:  # past the total: this one and every older one are left unread
+            return TaskList(found[::-1], False, oversized + len(newest_first) - index)
+        if data is not None and len(data) > MAX_TASK_BYTES:
+            oversized += 1
+            continue
+        task = parse_task(name[: -len(".json")], data)
         if task is not None:
             found.append(task)
-    return found, len(numbered) <= MAX_TASKS
+    unread = oversized + max(len(newest_first) - MAX_TASKS, 0)
+    return TaskList(found[::-1], unread == 0, unread)
 
 
 def parse_task(number: str, data: bytes | None) -> ClaudeTask | None:
@@ -80,11 +107,12 @@ def parse_task(number: str, data: bytes | None) -> ClaudeTask | None:
 
 
 def _read(path: str) -> bytes | None:
+    """The file's bytes, one more than ``MAX_TASK_BYTES`` at most (so a file over it shows as such); None when
+    it is no regular file (a link, a FIFO, a folder) or is gone."""
     try:
-        data = read_bounded(path, MAX_TASK_BYTES + 1)
-    except OSError:  # a link, a FIFO, a folder
+        return read_bounded(path, MAX_TASK_BYTES + 1)
+    except OSError:
         return None
-    return data if data is not None and len(data) <= MAX_TASK_BYTES else None
 
 
 def _number(name: str) -> int:

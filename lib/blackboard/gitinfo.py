@@ -6,12 +6,15 @@ docs/adr/0002-project-identity.md for what this does not cover.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 
 from .fsutil import read_bounded
 
 MAX_GIT_FILE = 1024 * 1024
+MAX_WORKTREES = 256  # worktrees of one repository looked at; a folder of thousands is no one's real setup
+MAX_PATH_CHARS = 4096  # PATH_MAX: a longer ``commondir`` names no folder
 SHA = r"[0-9a-f]{40}(?:[0-9a-f]{24})?"  # SHA-1, or SHA-256 in a repository that uses it
 
 
@@ -57,6 +60,55 @@ def checkout_around(path: str) -> tuple[str | None, bool]:
         if parent == current:
             return None, True
         current = parent
+
+
+def common_git_dir(toplevel: str) -> str | None:
+    """The real path of the repository behind the checkout at ``toplevel``: its common git dir.
+
+    Every checkout, worktree and link of one repository gives the same: ``/src/widget/.git``
+    for ``/src/widget``, for a worktree whose ``.git`` file points into
+    ``/src/widget/.git/worktrees/…``, and for ``~/current -> /src/widget``. None when the
+    ``.git`` there leads to nothing that looks like a repository (a ``gitdir:`` pointing
+    anywhere, a ``commondir`` of garbage): the caller falls back on the folder's own path.
+    """
+    git_dir = _git_dir(os.path.join(toplevel, ".git"))
+    if git_dir is None or not os.path.isfile(os.path.join(git_dir, "HEAD")):
+        return None
+    common = _shared_dir(git_dir)
+    if common is None or not all(os.path.isdir(os.path.join(common, part)) for part in ("objects", "refs")):
+        return None  # what git itself asks of a repository before it takes a folder for one
+    return os.path.realpath(common)
+
+
+def worktree_checkouts(common: str) -> list[str]:
+    """The top folders of the worktrees a repository lists (``{common}/worktrees/*/gitdir``), as git wrote them.
+
+    At most ``MAX_WORKTREES``; a line that is not an absolute path to a ``.git`` is passed over.
+    Nothing here proves the folder is still that worktree: the caller asks its ``.git``.
+    """
+    try:
+        with os.scandir(os.path.join(common, "worktrees")) as entries:
+            names = [entry.name for entry in itertools.islice(entries, MAX_WORKTREES)]
+    except OSError:
+        return []
+    found = []
+    for name in sorted(names):
+        lines = (_read(os.path.join(common, "worktrees", name, "gitdir")) or "").splitlines()
+        line = lines[0].strip() if lines else ""
+        if os.path.isabs(line) and os.path.basename(line) == ".git" and "\0" not in line:
+            found.append(os.path.dirname(line))
+    return found
+
+
+def _shared_dir(git_dir: str) -> str | None:
+    """``git_dir``'s ``commondir`` as git takes it (one line, relative to ``git_dir``); None when it is nonsense."""
+    if not os.path.lexists(os.path.join(git_dir, "commondir")):
+        return git_dir
+    lines = (_read(os.path.join(git_dir, "commondir")) or "").splitlines()
+    line = lines[0].strip() if len(lines) == 1 else ""
+    if not line or len(line) > MAX_PATH_CHARS:
+        return None
+    return os.path.normpath(os.path.join(git_dir, line))
 
 
 def _git_dir(dot_git: str) -> str | None:
@@ -158,9 +210,12 @@ def _config_value(value: str) -> str:
 
 
 def _read(path: str) -> str | None:
-    """A regular file's text, at most 1 MiB; a FIFO or a device (``.git`` can be anything) is None."""
+    """A regular file's text, at most 1 MiB; a FIFO or a device (``.git`` can be anything) is None.
+
+    So is a path with a NUL in it, which a ``gitdir:`` line may hold.
+    """
     try:
         data = read_bounded(path, MAX_GIT_FILE, follow=True)
-    except OSError:
+    except (OSError, ValueError):
         return None
     return None if data is None else data.decode("utf-8", errors="replace")

@@ -4,29 +4,40 @@
 this checkout edited within the window gets ``ask`` (``deny`` where no one can be asked) with
 a reason naming that session, its latest request and when; the same file edited in another
 checkout of the repository gets a warning of the merge to come. It never answers ``allow``:
-the person's own rules decide the rest. ``head_notice`` tells a session, at its next prompt,
-that its checkout's branch or HEAD moved while it was not working (docs/adr/0029-live-sessions.md).
+the person's own rules decide the rest. ``head_notice`` tells a session that its checkout's
+branch or HEAD was moved by someone else, at its next prompt or in the middle of its turn
+(its next tool call), and never of its own moves, which it records as it makes them
+(docs/adr/0029-live-sessions.md). Other sessions' words are quoted as data (``render.quoted``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
+from collections.abc import Callable
 
-from . import live
+from . import holds, live, shell
 from .clock import describe_age
 from .gitinfo import checkout_around, head_of
 from .ids import is_session_id
-from .live import Liveness
+from .live import Liveness, Presence
 from .paths import PathResolver
 from .project import identify_project
-from .registry import active_session_ids
-from .render import inline
+from .render import quoted
 from .settings import Settings
 
 EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 NO_ONE_TO_ASK = ("bypassPermissions", "dontAsk")  # modes that never show the person a question
 MAX_NAMED = 3  # sessions a reason names
+MAX_FILES_NAMED = 5  # files at stake a reason names
+GIT_SECONDS = 0.5  # for git to say which held files are still uncommitted; past it, all of them are
+# A shell command that may move HEAD or the branch: after it, a move is this session's own.
+MOVES_HEAD = re.compile(
+    r"\bgit\b.*\b(checkout|switch|reset|rebase|merge|pull|commit|cherry-pick|revert|am|branch|stash|worktree|bisect)\b"
+    r"|\b(gh|hub)\b.*\b(checkout|co|merge|sync)\b",
+    re.DOTALL,
+)
 
 
 class Verdict:
@@ -40,122 +51,289 @@ class Verdict:
         self.context = context
 
 
-def edit_verdict(session_id: str, file_path: str, permission_mode: object, settings: Settings) -> Verdict | None:
-    """The verdict on an edit of ``file_path`` by ``session_id``; None when nothing is to be said.
+def checkout_of(cwd: str | None) -> str | None:
+    """The top folder of the checkout ``cwd`` is in, links resolved; None outside one or when ``.git`` is unreadable."""
+    if not cwd or not os.path.isabs(cwd) or "\0" in cwd:
+        return None
+    top, readable = checkout_around(os.path.realpath(cwd))
+    return top if readable else None
 
-    Only the sessions of the project the file's checkout belongs to are asked about, so
-    nothing crosses into another project.
+
+def edit_verdict(
+    session_id: str, file_path: str, permission_mode: object, settings: Settings, cwd: str | None = None
+) -> Verdict | None:
+    """The verdict on an edit of ``file_path`` by ``session_id`` working in ``cwd``; None when nothing is to be said.
+
+    A file under the session's own checkout, in a submodule or nested repository too, is
+    looked up in the session's project by its path from that checkout; a file of another
+    repository in that repository's project. Nothing crosses into an unrelated project.
     """
     if settings.edit_window <= 0 or not is_session_id(session_id):
         return None
-    where = live.locate(file_path)
+    where = live.locate(file_path, checkout_of(cwd))
     if where is None:
         return None
     top, relative = where
     resolver = PathResolver(settings.root, identify_project(top))
     if not os.path.isfile(resolver.meta_path(session_id)):
         return None  # a session this plugin never started: none of its business
-    since = time.time() - settings.edit_window
-    here: list[tuple[float, str]] = []
-    elsewhere: list[tuple[float, str, str]] = []
-    liveness = Liveness(resolver, settings)
-    for other in active_session_ids(resolver):
-        if other == session_id:
-            continue  # its own files, its subagents' included
-        edited = live.edited_since(resolver.live_path(other), top, relative, since)
-        if edited is None or not liveness.session_is_live(other):
-            continue
-        if edited[0] == top:
-            here.append((edited[1], other))
-        else:
-            elsewhere.append((edited[1], other, edited[0]))
+    others = holds.presences(resolver, session_id, time.time() - settings.edit_window)
+    deadline = time.monotonic() + GIT_SECONDS
+    holding = holds.holders(resolver, settings, others, top, deadline, relevant=lambda path: path == relative)
+    here = [holder for holder in holding if holder.holds(relative)]
     if here:
-        return _conflict(resolver, sorted(here, reverse=True), relative, permission_mode, settings)
+        return _conflict(here, relative, permission_mode, settings)
+    liveness = Liveness(resolver, settings)
+    elsewhere = [
+        (edited[1], other, presence, edited[0])
+        for other, presence in others
+        if (edited := presence.last_edit(top, relative)) is not None and edited[0] != top
+    ]
+    elsewhere = [entry for entry in elsewhere if liveness.session_is_live(entry[1])]
     if elsewhere:
-        return _merge_warning(resolver, sorted(elsewhere, reverse=True), relative)
+        return _merge_warning(sorted(elsewhere, key=lambda e: -e[0]), relative)
     return None
 
 
-def _conflict(
-    resolver: PathResolver, edits: list[tuple[float, str]], relative: str, mode: object, settings: Settings
-) -> Verdict:
-    named = "; ".join(_who(resolver, other, at) for at, other in edits[:MAX_NAMED])
+def _conflict(here: list[holds.Holder], relative: str, mode: object, settings: Settings) -> Verdict:
+    here = sorted(here, key=lambda holder: -holder.files.get(relative, 0.0))
+    named = "; ".join(_holding(holder, relative) for holder in here[:MAX_NAMED])
     what = (
-        f"blackboard: {inline(relative, 200)} was edited in this checkout by another live Claude Code session: "
-        f"{named}. Editing it now may undo or tangle that session's work."
+        f"blackboard: the file {quoted(relative, 200)} is held by another live Claude Code session of this "
+        f"checkout: {named}. Editing it now may undo or tangle that session's work."
     )
     if mode in NO_ONE_TO_ASK or settings.attended is False:
         return Verdict(
             "deny",
             f"{what} No one can be asked in this mode, so the edit was refused. To go on: work on another "
-            "file, or leave this one until that session has ended; `blackboard who` shows what it is doing.",
+            "file, or leave this one until that session has committed or released it, or ended; "
+            "`blackboard who` shows what it is doing.",
         )
     return Verdict("ask", f"{what} Allow the edit only if the two sessions are meant to share this file.")
 
 
-def _merge_warning(resolver: PathResolver, edits: list[tuple[float, str, str]], relative: str) -> Verdict:
-    at, other, top = edits[0]
+def _holding(holder: holds.Holder, relative: str) -> str:
+    """``session 5f1c8a2e, 4 minutes ago, whose …`` for a file it wrote, or with the reason it holds it."""
+    if relative in holder.files:
+        return describe(holder.session_id, holder.presence, holder.files[relative]) + " (uncommitted)"
+    why = next((why for glob, why, _ in holder.globs if holds.matches(glob, relative)), "")
+    reason = f", because {quoted(why, 160)}" if why else ""
+    return describe(holder.session_id, holder.presence) + f" (held explicitly{reason})"
+
+
+def _merge_warning(edits: list[tuple[float, str, Presence, str]], relative: str) -> Verdict:
+    at, other, presence, top = edits[0]
     context = (
-        f"blackboard: the same file, {inline(relative, 200)}, was edited in another checkout of this repository "
-        f"({inline(top, 200)}) by a live session: {_who(resolver, other, at)}. Expect a merge conflict in it "
+        f"blackboard: the same file, {quoted(relative, 200)}, was edited in another checkout of this repository "
+        f"({quoted(top, 200)}) by a live session: {describe(other, presence, at)}. Expect a merge conflict in it "
         "when the two branches meet; `blackboard who` shows what that session is doing."
     )
     return Verdict(None, "", context)
 
 
-def _who(resolver: PathResolver, session_id: str, at: float) -> str:
-    """``session 5f1c8a2e, 4 minutes ago (its latest request, as data: "refactor the auth module")``."""
-    request = live.read_presence(resolver.live_path(session_id), time.time()).request
-    asked = f' (its latest request, as data: "{inline(request, 160)}")' if request else ""
-    return f"session {session_id[:8]}, {describe_age(max(time.time() - at, 0))} ago{asked}"
+def describe(session_id: str, presence: Presence, at: float | None = None) -> str:
+    """``session 5f1c8a2e, 4 minutes ago, whose latest request (data) is "refactor the auth module"``."""
+    when = f", {describe_age(max(time.time() - at, 0))} ago" if at is not None else ""
+    asked = f", whose latest request (data) is {quoted(presence.request, 160)}" if presence.request else ""
+    return f"session {session_id[:8]}{when}{asked}"
 
 
-def head_notice(resolver: PathResolver, session_id: str, cwd: str, settings: Settings) -> str | None:
-    """At a prompt: what moved the session's checkout while it was not working, said once; None when nothing did.
-
-    The HEAD the session saw last (at its start, its last Stop, its last notice) is in its
-    ``_live.jsonl``; the one now is read from ``.git``'s files. The HEAD seen now is recorded.
-    """
-    top, readable = checkout_around(cwd)
-    if top is None or not readable:
-        return None
-    path = resolver.live_path(session_id)
-    now = head_of(top)
-    seen = live.read_presence(path, time.time()).head
-    if seen is not None and seen[0] == top and (seen[1], seen[2]) == now:
-        return None
-    live.record_head(path, top, now)
-    if seen is None or seen[0] != top:
-        return None  # nothing seen here before: a first prompt, or a session that moved to another checkout
-    here = [m["session_id"] for m in Liveness(resolver, settings).others(exclude=session_id)]
-    here = [other for other in here if _checkout_of(resolver, other) == top]
-    names = ", ".join(f"{other[:8]}{_asked(resolver, other)}" for other in here[:MAX_NAMED])
-    names = names or "none now (a session that has ended, or another program, moved it)"
-    return (
-        f"blackboard: this checkout ({inline(top, 200)}) moved since this session's last turn, and this session "
-        f"did not move it: from {_head_text(seen[1], seen[2])} to {_head_text(*now)}. Live sessions in this "
-        f"checkout: {names}. Check `git status` and `git log` before going on: files may have changed under you."
-    )
+# --- the branch ---------------------------------------------------------------------------------
 
 
 def see_head(resolver: PathResolver, session_id: str, cwd: str) -> None:
-    """Record the HEAD the session's checkout is at (its start, the end of each turn): its own moves are seen."""
-    top, readable = checkout_around(cwd)
-    if top is not None and readable:
+    """Record the HEAD the session's checkout is at when it starts: a later move by another is told."""
+    top = checkout_of(cwd)
+    if top is not None:
         live.record_head(resolver.live_path(session_id), top, head_of(top))
 
 
+def head_notice(
+    resolver: PathResolver, session_id: str, cwd: str, settings: Settings, command: str | None = None
+) -> str | None:
+    """What moved the session's checkout since it last looked, said once; None when nothing did or it moved it.
+
+    Asked at every prompt and around every tool call. After a shell ``command`` of this
+    session that may move HEAD (``MOVES_HEAD``), a move is the session's own unless another
+    live session recorded that very move; it is recorded as its own and not told.
+    """
+    top = checkout_of(cwd)
+    if top is None:
+        return None
+    path = resolver.live_path(session_id)
+    now = head_of(top)
+    seen = live.read_presence(path).head
+    if seen is not None and seen[0] == top and (seen[1], seen[2]) == now:
+        return None
+    if seen is None or seen[0] != top:
+        live.record_head(path, top, now)
+        return None  # nothing seen here before: a first look, or a session that moved to another checkout
+    here = _sessions_in(resolver, session_id, top, settings)
+    movers = [(other, presence) for other, presence in here if presence.moves.get(top, ("", "", 0))[:2] == now]
+    if command is not None and not movers and MOVES_HEAD.search(command):
+        live.record_head(path, top, now, own=True)
+        return None
+    live.record_head(path, top, now)
+    return _notice(top, seen, now, movers, here)
+
+
+def record_own_move(resolver: PathResolver, session_id: str, cwd: str) -> None:
+    """A git command of this session's moved its checkout: the HEAD it left is its own move."""
+    top = checkout_of(cwd)
+    if top is not None:
+        live.record_head(resolver.live_path(session_id), top, head_of(top), own=True)
+
+
+def _notice(
+    top: str,
+    seen: tuple[str, str, str],
+    now: tuple[str, str],
+    movers: list[tuple[str, Presence]],
+    here: list[tuple[str, Presence]],
+) -> str:
+    if movers:
+        who = "it was moved by " + "; ".join(describe(other, presence) for other, presence in movers[:MAX_NAMED])
+    elif here:
+        named = "; ".join(describe(other, presence) for other, presence in here[:MAX_NAMED])
+        who = f"live sessions in this checkout: {named}"
+    else:
+        who = "live sessions in this checkout: none now (a session that has ended, or another program, moved it)"
+    return (
+        f"blackboard: this checkout ({quoted(top, 200)}) moved, and this session did not move it: from "
+        f"{_head_text(seen[1], seen[2])} to {_head_text(*now)}; {who}. Check `git status` and `git log` "
+        "before going on: files may have changed under you."
+    )
+
+
+def _sessions_in(resolver: PathResolver, session_id: str, top: str, settings: Settings) -> list[tuple[str, Presence]]:
+    """The other live sessions working in checkout ``top`` (by their latest HEAD record), with their presence."""
+    found = []
+    for meta in Liveness(resolver, settings).others(exclude=session_id):
+        presence = live.read_presence(resolver.live_path(meta["session_id"]))
+        if presence.head is not None and presence.head[0] == top:
+            found.append((meta["session_id"], presence))
+    return found
+
+
 def _head_text(branch: str, sha: str) -> str:
-    where = f"branch {inline(branch, 120)}" if branch else "a detached HEAD"
+    where = f"branch {quoted(branch, 120)}" if branch else "a detached HEAD"
     return f"{where} at {sha[:8]}" if sha else f"{where} (no commit yet)"
 
 
-def _asked(resolver: PathResolver, session_id: str) -> str:
-    request = live.read_presence(resolver.live_path(session_id), time.time()).request
-    return f' (its latest request, as data: "{inline(request, 120)}")' if request else ""
+# --- the shell ----------------------------------------------------------------------------------
 
 
-def _checkout_of(resolver: PathResolver, session_id: str) -> str | None:
-    """The checkout a live session works in: the one its latest HEAD record names (it may have moved)."""
-    head = live.read_presence(resolver.live_path(session_id), time.time()).head
-    return head[0] if head else None
+def shell_verdict(
+    session_id: str, command: str, permission_mode: object, settings: Settings, cwd: str | None
+) -> Verdict | None:
+    """The verdict on a shell command of ``session_id``; None when it only reads, or touches nothing another live
+    session holds.
+
+    What the command would do is read from its text (``shell.effects``). An effect on the whole
+    checkout (a stash, a reset, a switch of branch, a pull, ``git add -A``…) is at stake whenever
+    another live session holds anything in that checkout; one on paths, when they reach what it holds.
+    """
+    if settings.edit_window <= 0 or not is_session_id(session_id) or not cwd or not os.path.isabs(cwd):
+        return None
+    effects = shell.effects(command, cwd)
+    own_top = checkout_of(cwd)
+    if not effects or own_top is None:
+        return None
+    resolver = PathResolver(settings.root, identify_project(own_top))
+    if not os.path.isfile(resolver.meta_path(session_id)):
+        return None  # a session this plugin never started: none of its business
+    others = holds.presences(resolver, session_id, time.time() - settings.edit_window)
+    if not any(presence.edits or presence.holds for _, presence in others):
+        return None  # nobody else wrote or holds anything: the common case costs no git
+    deadline = time.monotonic() + GIT_SECONDS
+    stakes: list[tuple[holds.Holder, list[str], shell.Effect]] = []
+    for top, group in _by_checkout(effects, own_top).items():
+        for holder in holds.holders(resolver, settings, others, top, deadline, relevant=_reached_by(group, top)):
+            for effect in group:
+                at_stake = holder.at_stake(_reached_by([effect], top))
+                if at_stake:
+                    stakes.append((holder, at_stake, effect))
+                    break
+    return _shell_conflict(stakes, permission_mode, settings) if stakes else None
+
+
+def _by_checkout(effects: list[shell.Effect], own_top: str) -> dict[str, list[shell.Effect]]:
+    """The effects grouped by the checkout they happen in (a ``cd`` or ``git -C`` may leave the session's own)."""
+    grouped: dict[str, list[shell.Effect]] = {}
+    for effect in effects:
+        top = checkout_of(effect.cwd) if os.path.isabs(effect.cwd) else own_top  # `cd $DIR`: taken as its own
+        grouped.setdefault(top or own_top, []).append(effect)
+    return grouped
+
+
+def _reached_by(effects: list[shell.Effect], top: str) -> Callable[[str], bool]:
+    """Whether any of ``effects`` reaches a path (or held glob) of checkout ``top``."""
+
+    def reached(relative: str) -> bool:
+        path = os.path.join(top, relative)
+        for effect in effects:
+            if effect.whole or shell.touches(effect, path):
+                return True
+            # a held glob (`src/auth/*`) is reached by an effect on a path it covers (`rm src/auth/x.py`)
+            if any(holds.matches(relative, _relative(top, effect.cwd, written)) for written in effect.paths):
+                return True
+        return False
+
+    return reached
+
+
+def _relative(top: str, cwd: str, written: str) -> str:
+    path = os.path.normpath(os.path.join(cwd, written)) if os.path.isabs(cwd) else os.path.normpath(written)
+    return os.path.relpath(path, top) if os.path.isabs(path) else path
+
+
+def _shell_conflict(
+    stakes: list[tuple[holds.Holder, list[str], shell.Effect]], mode: object, settings: Settings
+) -> Verdict:
+    named = []
+    for holder, at_stake, _ in stakes[:MAX_NAMED]:
+        files = ", ".join(_held_as(holder, path) for path in at_stake[:MAX_FILES_NAMED])
+        more = f" and {len(at_stake) - MAX_FILES_NAMED} more" if len(at_stake) > MAX_FILES_NAMED else ""
+        named.append(f"{describe(holder.session_id, holder.presence)}, which holds {files}{more}")
+    effect = stakes[0][2]
+    what = (
+        f"blackboard: this command would {_ACTS.get(effect.kind, 'change')} work another live Claude Code session "
+        f"holds in this checkout ({quoted(effect.words, 160)}): {'; '.join(named)}."
+    )
+    if mode in NO_ONE_TO_ASK or settings.attended is False:
+        return Verdict(
+            "deny",
+            f"{what} No one can be asked in this mode, so the command was refused. To go on: leave those files "
+            "alone, or ask that session to commit or release them (`blackboard who` shows what it is doing); "
+            "commands that only read are never refused.",
+        )
+    return Verdict("ask", f"{what} Allow it only if that session's work may be lost or swept into this one.")
+
+
+def _held_as(holder: holds.Holder, path: str) -> str:
+    """``"src/auth.py" (uncommitted)`` for a file it wrote, ``"docs/*" (held explicitly, because "…")`` for a hold."""
+    if path in holder.files:
+        return f"{quoted(path, 120)} (uncommitted)"
+    why = next((why for glob, why, _ in holder.globs if glob == path), "")
+    return f"{quoted(path, 120)} (held explicitly" + (f", because {quoted(why, 160)})" if why else ")")
+
+
+_ACTS = {
+    "stash": "stash away",
+    "reset": "reset",
+    "switch": "switch the branch under",
+    "restore": "overwrite",
+    "clean": "delete",
+    "pull": "pull over",
+    "rebase": "rebase under",
+    "merge": "merge into",
+    "cherry-pick": "apply commits over",
+    "revert": "revert over",
+    "am": "apply patches over",
+    "sweep": "sweep into this session's commit",
+    "commit-paths": "commit, as this session's,",
+    "remove": "remove",
+    "overwrite": "overwrite",
+    "move": "move or overwrite",
+    "rewrite": "rewrite",
+}

@@ -70,9 +70,9 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str | Non
 
         return edit_guard.run(event, payload, settings)
     if event == "pre-tool-use":
-        from .events import approval
+        from .events import shell_guard
 
-        return approval.run(event, payload, settings)
+        return shell_guard.run(event, payload, settings)
     if event == "session-end":
         from .events import session_end
 

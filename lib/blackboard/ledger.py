@@ -21,6 +21,7 @@ MAX_BYTES = 1024 * 1024  # of open work in a handoff's front matter: past it, th
 MAX_CLOSED = 500
 MAX_CUT = 1_000_000
 MAX_TEXT = 200
+MAX_UNREAD_SESSIONS = 20  # sessions whose Claude Code task files a handoff counts as unread, the newest
 LOCAL_ID = r"(?:t|cc)[0-9]{1,9}"
 KEY = rf"({SESSION_ID})/({LOCAL_ID})"
 CLOSED_STATUSES = ("done", "dropped")
@@ -114,6 +115,19 @@ def keys_from(value: object) -> list[str]:
     return [key for key in value if is_key(key)] if isinstance(value, list) else []
 
 
+UNREAD_FILES = "claude_tasks_unread"  # ["{session id}:{count}", …]: scalars, which any version's reader takes
+
+
+def unread_files_from(value: object) -> dict[str, int]:
+    """A handoff's ``claude_tasks_unread``: session -> task files left unread; anything malformed is skipped."""
+    found: dict[str, int] = {}
+    for raw in value if isinstance(value, list) else []:
+        match = re.fullmatch(rf"({SESSION_ID}):([1-9][0-9]{{0,8}})", raw) if isinstance(raw, str) else None
+        if match and is_session_id(match.group(1)) and len(found) < MAX_UNREAD_SESSIONS:
+            found.setdefault(match.group(1), int(match.group(2)))
+    return found
+
+
 class Ledger:
     """The open items and recently closed keys a handoff carries.
 
@@ -121,7 +135,7 @@ class Ledger:
     board and task list were read): what an older ledger says of that session's items is stale.
     """
 
-    __slots__ = ("open", "closed", "cut", "speaks_for", "unread")
+    __slots__ = ("open", "closed", "cut", "speaks_for", "unread", "unread_files")
 
     def __init__(
         self,
@@ -130,6 +144,7 @@ class Ledger:
         cut: int = 0,
         speaks_for: str = "",
         unread: tuple[str, ...] = (),
+        unread_files: dict[str, int] | None = None,
     ) -> None:
         self.open = open_items
         self.closed = closed  # newest first
@@ -137,6 +152,8 @@ class Ledger:
         self.speaks_for = speaks_for
         # kinds of its own items it did not read whole (``cc``: Claude Code's list): it speaks for none of those
         self.unread = unread
+        # session -> task files of its Claude Code list a bound left unread (``claude_tasks``): said in the handoff
+        self.unread_files = unread_files or {}
 
     @property
     def claimed(self) -> int:
@@ -154,7 +171,7 @@ class Ledger:
         unread = fields.get("open_work_unread")
         kinds = tuple(kind for kind in KINDS if isinstance(unread, list) and kind in unread)
         open_items, closed = items_from(fields.get("open_work")), keys_from(fields.get("closed_work"))
-        return cls(open_items, closed, cut, speaks_for, kinds)
+        return cls(open_items, closed, cut, speaks_for, kinds, unread_files_from(fields.get(UNREAD_FILES)))
 
     def to_fields(self) -> dict[str, object]:
         fields: dict[str, object] = {"open_work": [item.to_json() for item in self.open], "closed_work": self.closed}
@@ -164,6 +181,9 @@ class Ledger:
             fields["open_work_partial"] = True
         if self.unread:
             fields["open_work_unread"] = list(self.unread)
+        counts = [f"{session_id}:{count}" for session_id, count in self.unread_files.items() if count > 0]
+        if counts:
+            fields[UNREAD_FILES] = counts
         return fields
 
 
@@ -191,7 +211,21 @@ def merge(newer: Ledger, older: Ledger) -> Ledger:
         if item.key not in gone and item.key not in items:
             items[item.key] = item
     cut = min(max(newer.cut, older.cut), MAX_CUT)
-    return Ledger(list(items.values()), closed[:MAX_CLOSED], cut, newer.speaks_for, newer.unread)
+    unread_files = _unread_files(newer, older)
+    return Ledger(list(items.values()), closed[:MAX_CLOSED], cut, newer.speaks_for, newer.unread, unread_files)
+
+
+def _unread_files(newer: Ledger, older: Ledger) -> dict[str, int]:
+    """Each session's count of Claude Code task files left unread, the newer's word first.
+
+    A session that read its whole list since says nothing is left unread: the older count of it is stale.
+    """
+    read_whole = newer.speaks_for if "cc" not in newer.unread else ""
+    counts = dict(newer.unread_files)
+    for session_id, count in older.unread_files.items():
+        if session_id != read_whole:
+            counts.setdefault(session_id, count)
+    return dict(list(counts.items())[:MAX_UNREAD_SESSIONS])
 
 
 def _unique(keys: list[str]) -> list[str]:

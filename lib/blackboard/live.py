@@ -2,47 +2,63 @@
 
 A session is live while it has not ended and its Claude Code process (``CLAUDE_PID``, on
 this host) still runs: the same process, since the kernel's start time is kept beside the
-pid, so a reused pid does not count, nor a pid of 1 or another user's. Where the start time
-cannot be read (no ``/proc``), or the session recorded no pid, it is live while its last hook
-is recent (``BLACKBOARD_ABANDON_AFTER``, the limit after which recovery abandons it).
+pid, so a reused pid does not count, nor a pid of 1, another user's or a zombie. Where the
+start time cannot be read (no ``/proc``), or the session recorded no pid, it is live while
+its last hook is recent (``BLACKBOARD_ABANDON_AFTER``). One process runs one conversation:
+a session of the viewer's own process is the viewer's past (``/clear``), never another.
 
 What a session is doing is in its ``_live.jsonl``: its hooks append, without a lock, the
-request typed (redacted and shortened, as the digest keeps it), each file an edit tool wrote
-(its checkout and its path there) and the HEAD its checkout was at. Other sessions read only
-the tail of that small file, so asking costs the same whatever a session did before.
+request typed (redacted), each file it wrote (its checkout and its path there) and the HEADs
+it saw and moved. Every ``FOLD_EVERY`` bytes the appender that crosses the mark folds the log
+into ``_live.json`` (each file once, with its latest time), so other sessions read the fold
+and the few records after it: every edit in the window counts, at the cost of the files
+touched, not of the edits made.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
+from typing import BinaryIO
 
-from .fsutil import append_line, read_tail
+from .errors import BlackboardError
+from .fsutil import append_line, atomic_write, open_regular, read_bounded
 from .gitinfo import checkout_around
 from .meta import ACTIVE, Meta, read_meta_or_none
 from .paths import PathResolver
 from .registry import active_session_ids, last_active
 from .settings import Settings
 
-TAIL_BYTES = 32 * 1024  # about 200 records: a live session's recent requests, edits and HEADs
-MAX_REQUEST_CHARS = 300
-MAX_FILES_SHOWN = 8
+FOLD_EVERY = 16 * 1024  # about 100 records between folds: what a reader parses line by line at most
+MAX_LOG_READ = 1 << 20  # of the log past the fold, when folding has failed for long
+MAX_STATE_BYTES = 16 << 20
+KEEP_SECONDS = 7 * 86400  # a fold forgets edits older than any edit window in use
+MAX_KEPT = 50_000  # files a fold keeps, the newest
+MAX_REQUEST_CHARS = 300  # of a request kept here, cut after it was redacted whole
+DEAD_STATES = (b"Z", b"X")  # a zombie, or a process being reaped: it runs no more
 
 
-def process_start(pid: int) -> str | None:
-    """When process ``pid`` started, in the kernel's clock ticks since boot (``/proc/{pid}/stat``); None elsewhere."""
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/{pid}/stat`` after the command name (state first); None elsewhere."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             data = handle.read(4096)
     except (OSError, ValueError):
         return None
-    fields = data.rpartition(b")")[2].split()  # the command name before it may hold spaces and parentheses
-    return fields[19].decode("ascii", "replace") if len(fields) > 19 else None
+    return data.rpartition(b")")[2].split()  # the command name before it may hold spaces and parentheses
+
+
+def process_start(pid: int) -> str | None:
+    """When process ``pid`` started, in the kernel's clock ticks since boot (``/proc/{pid}/stat``); None elsewhere."""
+    fields = _stat_fields(pid)
+    return fields[19].decode("ascii", "replace") if fields and len(fields) > 19 else None
 
 
 def same_process(pid: object, started: object) -> bool | None:
-    """Whether ``pid`` is still the process that started at ``started`` (``process_start``), owned by this user.
+    """Whether ``pid`` is still the process that started at ``started`` (``process_start``), owned by this user
+    and not a zombie.
 
     None when this system cannot tell a reused pid from the first (no ``/proc``, or no start
     time was recorded): the caller then asks how recent the session's last hook is.
@@ -53,14 +69,35 @@ def same_process(pid: object, started: object) -> bool | None:
         os.kill(pid, 0)
     except (ProcessLookupError, PermissionError, OverflowError):  # gone, another user's, or no pid at all
         return False
-    if not isinstance(started, str) or not os.path.isdir("/proc/self"):
+    if not os.path.isdir("/proc/self"):
         return None
     try:
         if os.stat(f"/proc/{pid}").st_uid != os.getuid():  # root may signal anyone's: the owner says
             return False
     except OSError:
         return False
-    return process_start(pid) == started
+    fields = _stat_fields(pid)
+    if not fields or len(fields) <= 19 or fields[0] in DEAD_STATES:
+        return False
+    if not isinstance(started, str):
+        return None
+    return fields[19].decode("ascii", "replace") == started
+
+
+def own_process(settings: Settings) -> tuple[int, str | None] | None:
+    """The Claude Code process this hook or command runs under (``CLAUDE_PID``) and its start; None without one."""
+    pid = settings.claude_pid
+    if not pid or not pid.isascii() or not pid.isdigit():
+        return None
+    return int(pid), process_start(int(pid))
+
+
+def of_process(meta: Meta, process: tuple[int, str | None] | None, host: str) -> bool:
+    """Whether the session ``meta`` describes was run by ``process`` (``own_process``) on this host."""
+    if process is None or meta.get("claude_pid") != process[0] or meta.get("host") != host:
+        return False
+    started = meta.get("claude_started")
+    return started is None or process[1] is None or started == process[1]
 
 
 class Liveness:
@@ -70,10 +107,11 @@ class Liveness:
         self.resolver = resolver
         self.host = settings.host
         self.stale_after = settings.abandon_after
+        self.process = own_process(settings)
 
     def is_live(self, meta: Meta | None) -> bool:
-        """Whether the session ``meta`` describes is live (see the module's docstring)."""
-        if not meta or meta.get("status") != ACTIVE:
+        """Whether the session ``meta`` describes is live (see the module's docstring); the viewer's past is not."""
+        if not meta or meta.get("status") != ACTIVE or of_process(meta, self.process, self.host):
             return False
         pid = meta.get("claude_pid")
         if pid is not None:
@@ -99,109 +137,237 @@ class Liveness:
         return sorted(found, key=lambda m: str(m.get("started") or ""))
 
 
-# --- what a session is doing: its _live.jsonl ----------------------------------------------------
+# --- what a session is doing: its _live.jsonl and the state folded from it ------------------------
 
 
 def record_request(path: str, text: str) -> None:
-    """UserPromptSubmit: the request, already redacted and shortened (``digest.shorten``)."""
+    """UserPromptSubmit: the request, already redacted (``digest.record_prompt``), whole."""
     _append(path, {"kind": "ask", "text": text})
 
 
 def record_edit(path: str, top: str, relative: str) -> None:
-    """PostToolUse of an edit tool: the checkout ``top`` and the file's path there."""
+    """PostToolUse of an edit tool, or a shell command that wrote a file: the checkout ``top`` and the path there."""
     _append(path, {"kind": "edit", "top": top, "path": relative})
 
 
-def record_head(path: str, top: str, head: tuple[str, str]) -> None:
-    """The HEAD the session saw its checkout at: ``(branch or "", sha or "")``."""
-    _append(path, {"kind": "head", "top": top, "branch": head[0], "sha": head[1]})
+def record_head(path: str, top: str, head: tuple[str, str], own: bool = False) -> None:
+    """The HEAD the session saw its checkout at, ``(branch or "", sha or "")``; ``own`` when it moved it itself."""
+    _append(path, {"kind": "move" if own else "head", "top": top, "branch": head[0], "sha": head[1]})
 
 
 def _append(path: str, record: dict[str, object]) -> None:
     record["at"] = round(time.time(), 3)
-    append_line(path, json.dumps(record, ensure_ascii=False))  # one write, no lock: after every turn and edit
+    line = json.dumps(record, ensure_ascii=False)
+    append_line(path, line)  # one write, no lock: after every turn and edit
+    with contextlib.suppress(OSError, BlackboardError):  # the state is derived: the next fold catches up
+        size = os.stat(path).st_size
+        if size // FOLD_EVERY != max(size - len(line.encode("utf-8")) - 2, 0) // FOLD_EVERY:
+            _fold_into_state(path)  # one appender in FOLD_EVERY bytes crosses the mark
 
 
-def locate(file_path: str) -> tuple[str, str] | None:
+def record_hold(path: str, top: str, patterns: list[str], reason: str, until: float | None) -> None:
+    """``blackboard hold``: paths or globs of checkout ``top`` it holds, why, and until when (None: its end)."""
+    _append(path, {"kind": "hold", "top": top, "patterns": patterns, "reason": reason, "until": until})
+
+
+def record_release(path: str, top: str, patterns: list[str]) -> None:
+    """``blackboard release``: the holds of ``patterns`` in ``top`` are let go; of every one when it is empty."""
+    _append(path, {"kind": "release", "top": top, "patterns": patterns})
+
+
+def state_path(path: str) -> str:
+    """``_live.json`` beside ``_live.jsonl``: what the log said up to an offset, folded."""
+    return path[: -len("l")] if path.endswith(".jsonl") else path + ".state"
+
+
+def locate(file_path: str, within: str | None = None) -> tuple[str, str] | None:
     """``(checkout, path there)`` of a file an edit tool names, its links resolved; None outside any checkout.
 
-    The file need not exist yet (Write creates it). A ``.git`` that cannot be read, a NUL or a
-    path that is no path gives None: such a file is nobody's to guard.
+    ``within`` is the session's own checkout: a file under it, in a submodule or a nested
+    repository included, is named by its path from there (``vendor/hal/gpio.c``). The file
+    need not exist yet (Write creates it). A ``.git`` that cannot be read, a NUL or a path that
+    is no path gives None: such a file is nobody's to guard.
     """
     if not os.path.isabs(file_path) or "\0" in file_path:
         return None
     real = os.path.realpath(file_path)
+    if within is not None:
+        own = os.path.realpath(within)
+        inside = os.path.relpath(real, own)
+        if not inside.startswith(".."):
+            return None if _in_git_dir(inside) else (own, inside)
     top, readable = checkout_around(os.path.dirname(real))
     if top is None or not readable:
         return None
     relative = os.path.relpath(real, top)
-    return None if relative.startswith("..") or relative.startswith(".git" + os.sep) else (top, relative)
+    return None if relative.startswith("..") or _in_git_dir(relative) else (top, relative)
+
+
+def _in_git_dir(relative: str) -> bool:
+    return relative == ".git" or relative.startswith(".git" + os.sep) or (os.sep + ".git" + os.sep) in relative
 
 
 class Presence:
-    """What a session's ``_live.jsonl`` says lately: its latest request, the files it edited, its last HEAD."""
+    """What a session's ``_live.jsonl`` says: its latest request, the files it edited, the HEADs it saw and moved."""
 
-    __slots__ = ("request", "edits", "head")
+    __slots__ = ("request", "edits", "head", "moves", "holds")
 
     def __init__(self) -> None:
         self.request: str | None = None
-        self.edits: dict[tuple[str, str], float] = {}  # (checkout, path) -> when it was last edited, newest first
-        self.head: tuple[str, str, str] | None = None  # (checkout, branch, sha)
+        self.edits: dict[tuple[str, str], float] = {}  # (checkout, path) -> when it was last edited
+        self.head: tuple[str, str, str] | None = None  # (checkout, branch, sha): the latest it saw
+        self.moves: dict[str, tuple[str, str, float]] = {}  # checkout -> (branch, sha, when): its own latest move
+        self.holds: dict[tuple[str, str], tuple[str, float | None, float]] = {}  # (checkout, glob) -> (why, until, at)
 
-
-def read_presence(path: str, since: float) -> Presence:
-    """The latest request and HEAD, and the files edited after ``since``, from the file's tail, newest first."""
-    found = Presence()
-    try:
-        tail, _ = read_tail(path, TAIL_BYTES)
-    except OSError:
-        return found
-    for line in reversed(tail.split("\n")):
-        record = _record(line)
-        if record is None:
-            continue
+    def add(self, record: dict) -> None:
+        """Fold one record of ``_live.jsonl`` in; a record of another shape (a hand edit) changes nothing."""
         kind, at = record.get("kind"), record["at"]
-        if kind == "edit" and at >= since and _strings(record, "top", "path"):
-            found.edits.setdefault((record["top"], record["path"]), at)
-        elif kind == "ask" and found.request is None and _strings(record, "text"):
-            found.request = record["text"]
-        elif kind == "head" and found.head is None and _strings(record, "top", "branch", "sha"):
-            found.head = (record["top"], record["branch"], record["sha"])
-        if at < since and found.request is not None and found.head is not None:
-            break  # older records say nothing more
+        if kind == "edit" and _strings(record, "top", "path"):
+            key = (record["top"], record["path"])
+            self.edits[key] = max(at, self.edits.get(key, at))
+        elif kind == "ask" and _strings(record, "text"):
+            self.request = record["text"]
+        elif kind in ("head", "move") and _strings(record, "top", "branch", "sha"):
+            self.head = (record["top"], record["branch"], record["sha"])
+            if kind == "move":
+                self.moves[record["top"]] = (record["branch"], record["sha"], float(at))
+        elif kind in ("hold", "release") and _strings(record, "top") and isinstance(record.get("patterns"), list):
+            self._hold(kind, record, float(at))
+
+    def _hold(self, kind: str, record: dict, at: float) -> None:
+        top, patterns = record["top"], [p for p in record["patterns"] if isinstance(p, str)]
+        if kind == "release":
+            gone = [key for key in self.holds if key[0] == top and (not patterns or key[1] in patterns)]
+            for key in gone:
+                del self.holds[key]
+            return
+        given = record.get("until")
+        until = float(given) if isinstance(given, (int, float)) and not isinstance(given, bool) else None
+        for pattern in patterns:
+            self.holds[(top, pattern)] = (str(record.get("reason") or ""), until, at)
+
+    def held(self, now: float) -> dict[tuple[str, str], tuple[str, float | None, float]]:
+        """The explicit holds still in force at ``now``."""
+        return {key: hold for key, hold in self.holds.items() if hold[1] is None or hold[1] > now}
+
+    def edited_since(self, since: float) -> dict[tuple[str, str], float]:
+        """The files edited at or after ``since``, newest first."""
+        kept = sorted(reversed([(key, at) for key, at in self.edits.items() if at >= since]), key=lambda e: -e[1])
+        return dict(kept)  # of two at the same time, the one recorded later first
+
+    def last_edit(self, top: str, relative: str) -> tuple[str, float] | None:
+        """``(checkout, when)`` it last edited ``relative``: in checkout ``top`` if it did there, else elsewhere."""
+        if (top, relative) in self.edits:
+            return top, self.edits[(top, relative)]
+        elsewhere = [(at, where) for (where, name), at in self.edits.items() if name == relative]
+        return (max(elsewhere)[1], max(elsewhere)[0]) if elsewhere else None
+
+
+def read_presence(path: str, since: float = 0.0) -> Presence:
+    """Everything the session recorded (its edits after ``since``): the folded state, then the log past it.
+
+    Every edit within the window counts, however many came after it: the state keeps each
+    file once, so reading costs what the session touched, not how often.
+    """
+    found = _read_all(path)[0]
+    found.edits = found.edited_since(since)
     return found
 
 
 def edited_since(path: str, top: str, relative: str, since: float) -> tuple[str, float] | None:
     """When the session of ``path`` (``_live.jsonl``) last edited ``relative`` after ``since``: ``(checkout, time)``.
 
-    The same file in this checkout wins over the same path in another checkout. Only lines
-    naming the path are parsed: a session that edited thousands of other files costs a search.
+    The same file in this checkout wins over the same path in another checkout.
     """
+    return read_presence(path, since).last_edit(top, relative)
+
+
+def _read_all(path: str) -> tuple[Presence, int]:
+    """The session's whole presence and the log's size it covers: the state file's fold, then the log after it."""
+    found, offset = _read_state(state_path(path))
     try:
-        tail, _ = read_tail(path, TAIL_BYTES)
-    except OSError:
-        return None
-    needle = json.dumps(relative, ensure_ascii=False)
-    if needle not in tail:
-        return None
-    here: tuple[str, float] | None = None
-    elsewhere: tuple[str, float] | None = None
-    for line in tail.split("\n"):
-        if needle not in line:
-            continue
+        with open_regular(path) as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if offset > size or (offset and not _line_starts(handle, offset)):
+                found, offset = Presence(), 0  # a log started again, or a state not folded from it: read the log
+            start = max(offset, size - MAX_LOG_READ)  # past the bound only when folding failed for long
+            whole_lines = start == offset or _line_starts(handle, start)
+            handle.seek(start)
+            data = handle.read(size - start)
+    except OSError:  # no log yet, or one that is no regular file
+        return found, offset
+    if not whole_lines:
+        data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""  # never half a record
+    for line in data.decode("utf-8", errors="replace").split("\n"):
         record = _record(line)
-        if record is None or record.get("kind") != "edit" or record.get("path") != relative:
-            continue
-        where = record.get("top")
-        if not isinstance(where, str) or record["at"] < since:
-            continue
-        found = (where, float(record["at"]))  # lines come oldest first: the last one is the latest
-        if where == top:
-            here = found
-        else:
-            elsewhere = found
-    return here or elsewhere
+        if record is not None:
+            found.add(record)
+    return found, size
+
+
+def _line_starts(handle: BinaryIO, offset: int) -> bool:
+    """Whether a line of the log starts at ``offset``."""
+    handle.seek(offset - 1)
+    return handle.read(1) == b"\n"
+
+
+def _fold_into_state(path: str) -> None:
+    """Write the state the log adds up to, dropping edits older than ``KEEP_SECONDS``.
+
+    Two sessions' hooks may fold at once: each writes a state complete up to its own offset,
+    and a reader goes on from whichever offset the state it finds names, so nothing is lost.
+    """
+    found, offset = _read_all(path)
+    keep = time.time() - KEEP_SECONDS
+    newest = sorted(((at, key) for key, at in found.edits.items() if at >= keep), reverse=True)[:MAX_KEPT]
+    edits: dict[str, dict[str, float]] = {}
+    for at, (top, name) in newest:
+        edits.setdefault(top, {})[name] = at
+    state = {
+        "offset": offset,
+        "request": found.request,
+        "head": list(found.head) if found.head else None,
+        "moves": {top: list(move) for top, move in found.moves.items()},
+        "edits": edits,
+        "holds": [[top, glob, *hold] for (top, glob), hold in found.held(time.time()).items()],
+    }
+    atomic_write(state_path(path), json.dumps(state, ensure_ascii=False), durable=False)
+
+
+def _read_state(path: str) -> tuple[Presence, int]:
+    """The folded state and the log offset it covers; an empty one from offset 0 when it is missing or not ours."""
+    found = Presence()
+    try:
+        data = read_bounded(path, MAX_STATE_BYTES + 1)
+        state = json.loads(data) if data is not None and len(data) <= MAX_STATE_BYTES else None
+    except (OSError, ValueError, RecursionError):
+        state = None
+    if not isinstance(state, dict) or type(state.get("offset")) is not int or state["offset"] < 0:
+        return found, 0
+    try:
+        _load_state(found, state)
+    except (TypeError, ValueError, AttributeError):  # a state edited by hand: the log is read again whole
+        return Presence(), 0
+    return found, state["offset"]
+
+
+def _load_state(found: Presence, state: dict) -> None:
+    request, head, moves, edits = state.get("request"), state.get("head"), state.get("moves"), state.get("edits")
+    for top, glob, reason, until, at in list(state.get("holds") or []):
+        if isinstance(top, str) and isinstance(glob, str) and isinstance(reason, str) and type(at) in (int, float):
+            found.holds[(top, glob)] = (reason, float(until) if type(until) in (int, float) else None, float(at))
+    if isinstance(request, str):
+        found.request = request
+    if isinstance(head, list) and len(head) == 3 and all(isinstance(part, str) for part in head):
+        found.head = (head[0], head[1], head[2])
+    for top, move in dict(moves or {}).items():
+        branch, sha, at = move
+        if isinstance(branch, str) and isinstance(sha, str) and type(at) in (int, float):
+            found.moves[str(top)] = (branch, sha, float(at))
+    for top, names in dict(edits or {}).items():
+        for name, at in dict(names).items():
+            if type(at) in (int, float):
+                found.edits[(str(top), str(name))] = float(at)
 
 
 def _record(line: str) -> dict | None:

@@ -5,12 +5,16 @@ Under the root they move: a project's ``.blackboard/*.md``, and the old global
 (docs/adr/0004-legacy-migration.md). From a mnemonic store they are copied, and mnemonic
 is left as it was (docs/adr/0017-importing-a-mnemonic-store.md). A project whose name
 changed when hosts entered its identity takes its former board's handoff along
-(docs/adr/0018-hosts-in-project-identity.md). A file git tracks came with a repository: it is
+(docs/adr/0018-hosts-in-project-identity.md). A board a repository without a remote had
+under a worktree's or a link's own name moves into the repository's board
+(docs/adr/0031-one-project-every-way-in.md). A file git tracks came with a repository: it is
 left where it is, never moved, copied or made a handoff (docs/adr/0024-what-the-repository-ships.md).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
@@ -32,14 +36,17 @@ from .fsutil import (
     refuse_links,
     resolves_inside,
 )
+from .gitinfo import common_git_dir, worktree_checkouts
 from .ids import is_session_id
 from .locks import file_lock
 from .meta import read_meta_or_none
 from .paths import PathResolver
-from .project import Project, former_name
+from .project import Project, former_local_name, former_name, identify_project
 from .redact import redact_prefix
 
 MANIFEST = "_migration.json"
+MERGED_PARTS = ("sessions", "handoff", "_active", "_unpublished", "_claims")  # one entry per session or task
+BOARD_ASIDE = "board-"  # _legacy/board-{former id}/: what of a former board could not join this one
 LEFT = "tracked by git: the repository's, not this user's"
 _SEPARATOR = r"(?m)^---[ \t]*$"
 _FIELD = r"(?m)^\*\*(Session|Time):\*\*[ \t]*(.+?)[ \t]*$"
@@ -68,7 +75,7 @@ def legacy_files(directory: str) -> list[str]:
 
 def plan(resolver: PathResolver, cwd: str, home: str, environ: Mapping[str, str]) -> list[PlannedMove]:
     """What a migration would move or copy now (``blackboard migrate --dry-run``)."""
-    moves = []
+    moves = _planned_board_moves(resolver, cwd)
     for source, legacy_dir in resolver.legacy_locations():
         taken = set(os.listdir(legacy_dir)) if os.path.isdir(legacy_dir) else set()
         for path in _users_files(_unsettled(legacy_dir, source, legacy_files(source)), environ) or []:
@@ -91,7 +98,7 @@ def migrate_if_needed(resolver: PathResolver, cwd: str, home: str, environ: Mapp
     the user's home. ``environ`` is what git runs with, when a source is in a checkout.
     """
     carry_over_former_handoff(resolver)  # first: it only acts while the project has no board yet
-    moved: list[PlannedMove] = []
+    moved = move_former_boards(resolver, cwd)
     for source, legacy_dir in resolver.legacy_locations():
         if _unsettled(legacy_dir, source, legacy_files(source)):
             moved += _migrate_source(resolver, source, legacy_dir, environ)
@@ -272,6 +279,173 @@ def carry_over_former_handoff(resolver: PathResolver) -> bool:
     return True
 
 
+def move_former_boards(resolver: PathResolver, cwd: str) -> list[PlannedMove]:
+    """Move the boards this project had under former local ids into its board, each once.
+
+    Before ADR 31 a repository without a remote was a project per worktree and per link
+    (``local/widget-review-…``, ``local/current-…``), and a folder reached through a link was
+    named after the link. The boards looked for: the one of this way in (the checkout as
+    reached, or the folder outside git), and those of the repository's other worktrees. Each
+    is moved here whole: each session, handoff, marker and claim into its place, what is
+    already taken (and anything else) into ``_legacy/board-{former id}/``, so nothing is lost.
+    Under the manifest's lock and checked again after taking it, as the flat files are:
+    concurrent starts move it once. Costs a ``stat`` a way in when there is nothing to move.
+    """
+    moves = []
+    for old in _former_boards(resolver, cwd):
+        moves += _move_board(resolver, old)
+    return moves
+
+
+def _former_boards(resolver: PathResolver, cwd: str) -> list[PathResolver]:
+    """The boards kept under a former id of this project that are there now."""
+    project = resolver.project
+    if project.org != "local" or project.remote:
+        return []  # a project named after its remote kept its name
+    here = project.toplevel or os.path.abspath(cwd)
+    common = common_git_dir(project.toplevel) if project.toplevel else None
+    found: list[PathResolver] = []
+    for way_in in [here] + (worktree_checkouts(common) if common else []):
+        old = PathResolver(resolver.root, Project("local", former_local_name(way_in), None, "former local id"))
+        if old.project_dir in [resolver.project_dir, *(f.project_dir for f in found)]:
+            continue
+        if not os.path.isdir(old.project_dir):
+            continue
+        if way_in != here and identify_project(way_in) != project:
+            continue  # a worktree the repository lists but that is no longer its own: its board is not ours
+        found.append(old)
+    return found
+
+
+def _planned_board_moves(resolver: PathResolver, cwd: str) -> list[PlannedMove]:
+    """What ``move_former_boards`` would move now, and where (``blackboard migrate --dry-run``)."""
+    moves = []
+    for old in _former_boards(resolver, cwd):
+        aside = os.path.join(resolver.get_legacy_dir(), BOARD_ASIDE + old.project.name)
+        for relative, joins in _board_entries(old):
+            target = os.path.join(resolver.project_dir, relative)
+            destination = target if joins and not os.path.lexists(target) else os.path.join(aside, relative)
+            source = os.path.join(old.project_dir, relative)
+            moves.append(PlannedMove(source, destination, _tree_size(source)))
+    return moves
+
+
+def _board_entries(old: PathResolver) -> list[tuple[str, bool]]:
+    """``(path in the former board, whether it joins the same place here)``: each session, handoff, marker
+    and claim does; anything else is kept aside whole."""
+    entries = []
+    for part in sorted(os.listdir(old.project_dir)):
+        source = os.path.join(old.project_dir, part)
+        if part in MERGED_PARTS and os.path.isdir(source) and not os.path.islink(source):
+            entries += [(os.path.join(part, name), True) for name in sorted(os.listdir(source))]
+        else:
+            entries.append((part, False))
+    return entries
+
+
+def _move_board(resolver: PathResolver, old: PathResolver) -> list[PlannedMove]:
+    refuse_links(resolver.root, old.project_dir)
+    legacy_dir = resolver.get_legacy_dir()
+    refuse_links(resolver.root, legacy_dir)
+    make_dirs(legacy_dir)
+    with file_lock(os.path.join(legacy_dir, MANIFEST)):
+        if not os.path.isdir(old.project_dir):  # re-check: another session may have moved it meanwhile
+            return []
+        aside = os.path.join(legacy_dir, BOARD_ASIDE + old.project.name)
+        records: list[dict[str, object]] = []
+        moves = []
+        try:
+            for relative, joins in _board_entries(old):
+                source = os.path.join(old.project_dir, relative)
+                size = _tree_size(source)
+                if joins:
+                    record = _move_entry(resolver, relative, source, aside)
+                else:
+                    record = _set_aside(resolver, relative, source, os.path.join(aside, relative))
+                records.append({**record, "size": size})
+                destination = str(record.get("moved_to") or record.get("set_aside"))
+                moves.append(PlannedMove(source, os.path.join(resolver.project_dir, destination), size))
+        finally:
+            if records:
+                _record(legacy_dir, old.project_dir, records, board=True)
+        for part in MERGED_PARTS:
+            _remove_empty(os.path.join(old.project_dir, part))
+        _remove_empty(old.project_dir)
+        _remove_empty(os.path.dirname(old.project_dir))
+    return moves
+
+
+def _tree_size(path: str) -> int:
+    """Bytes of a file, or of every file under a folder (links not followed); what vanishes meanwhile counts 0."""
+    if not os.path.isdir(path) or os.path.islink(path):
+        return _size(path)
+    return sum(_size(os.path.join(top, name)) for top, _, names in os.walk(path) for name in names)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
+
+
+def _move_entry(resolver: PathResolver, relative: str, source: str, aside: str) -> dict[str, object]:
+    """Move one session, handoff, marker or claim of a former board to its place here, or aside when taken."""
+    target = os.path.join(resolver.project_dir, relative)
+    if relative == os.path.join("handoff", "latest-handoff.md") and os.path.lexists(target):
+        found = handoff.read_handoff(source)
+        if found is not None:  # two latest handoffs: the newer stays the latest, the other joins its history
+            handoff.publish_latest(resolver, handoff.dump_front_matter(found[0]) + found[1])
+        return {**_set_aside(resolver, relative, source, os.path.join(aside, relative)), "published": found is not None}
+    make_dirs(os.path.dirname(target))
+    if _move_new(source, target):
+        return {"file": relative, "moved_to": relative}
+    return _set_aside(resolver, relative, source, os.path.join(aside, relative))
+
+
+def _set_aside(resolver: PathResolver, relative: str, source: str, target: str) -> dict[str, object]:
+    """Move ``source`` (``relative`` in its board) to ``target`` under ``_legacy/board-…``, or beside it."""
+    make_dirs(os.path.dirname(target))
+    candidate, n = target, 2
+    while not _move_new(source, candidate):
+        candidate, n = f"{target}.{n}", n + 1
+    return {"file": relative, "set_aside": os.path.relpath(candidate, resolver.project_dir)}
+
+
+def _move_new(source: str, target: str) -> bool:
+    """Move ``source`` to ``target`` unless something is there already (then False); never replaces.
+
+    A file is linked in, then unlinked: ``rename`` would replace a file another process just
+    wrote. A folder's ``rename`` fails on a folder with content, and takes an empty one's place.
+    """
+    if os.path.lexists(target):
+        return False
+    if os.path.isdir(source) and not os.path.islink(source):
+        try:
+            os.rename(source, target)
+        except OSError as exc:
+            if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                return False
+            raise
+        return True
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        os.rename(source, target)  # a file system without hard links: checked just above, under the lock
+        return True
+    os.unlink(source)
+    return True
+
+
+def _remove_empty(folder: str) -> None:
+    with contextlib.suppress(OSError):  # not empty (or gone): kept
+        os.rmdir(folder)
+
+
 def _free_name(name: str, taken: set[str]) -> str:
     if name not in taken:
         return name
@@ -292,7 +466,9 @@ def _size_and_sha256(path: str) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def _record(legacy_dir: str, source: str, records: list[dict[str, object]], copied: bool = False) -> None:
+def _record(
+    legacy_dir: str, source: str, records: list[dict[str, object]], copied: bool = False, board: bool = False
+) -> None:
     path = os.path.join(legacy_dir, MANIFEST)
     try:
         manifest = json.loads(read_text(path) or '{"migrations": []}')
@@ -301,6 +477,8 @@ def _record(legacy_dir: str, source: str, records: list[dict[str, object]], copi
     run: dict[str, object] = {"at": now_iso(), "source": source, "files": records}
     if copied:
         run["copied"] = True  # from mnemonic, whose files stay as they were
+    if board:
+        run["board"] = True  # a whole board kept under a former id, now this project's
     manifest.setdefault("migrations", []).append(run)
     atomic_write(path, json.dumps(manifest, indent=2) + "\n")
 

@@ -1,7 +1,9 @@
 """Which project a working directory belongs to: named after its git remote ``origin``.
 
-``git@github.com:acme/widget.git`` -> ``acme/widget``; a folder without a remote is
-``local/{folder}-{hash of its path}``. See docs/adr/0002-project-identity.md.
+``git@github.com:acme/widget.git`` -> ``acme/widget``; a repository without a remote is
+``local/{repository}-{hash of its path}``, whichever checkout, worktree or link it is reached
+through; a folder outside git is ``local/{folder}-{hash of its real path}``. See
+docs/adr/0002-project-identity.md and docs/adr/0031-one-project-every-way-in.md.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import os
 import re
 import zlib
 
-from .gitinfo import find_git
+from .gitinfo import common_git_dir, find_git
 from .redact import redact
 
 _UNSAFE_RUN = r"[^A-Za-z0-9._+-]+"
@@ -168,7 +170,12 @@ def _scp(url: str) -> tuple[str, str] | None:
 
 
 def identify_project(cwd: str) -> Project:
-    """The project of a working directory: git ``origin``, else ``local/{dir}-{hash}``."""
+    """The project of a working directory: git ``origin``, else the repository, else the folder.
+
+    Without an origin remote, every checkout, worktree and link of one repository is one
+    project, named after the repository's common git dir (``local/widget-{hash}``); outside
+    git, the folder's real path is the project (docs/adr/0031-one-project-every-way-in.md).
+    """
     git = find_git(cwd)
     if git and git.origin_url:
         parsed = parse_remote(git.origin_url)
@@ -176,8 +183,45 @@ def identify_project(cwd: str) -> Project:
             # the reason is shown by `where`, which redacts it (a remote may carry a password)
             why = f"git remote origin {git.origin_url}"
             return Project(parsed[0], parsed[1], git.branch, why, git.origin_url, git.toplevel)
-    base = git.toplevel if git else os.path.abspath(cwd)
-    digest = _crc32(os.path.realpath(base).encode("utf-8", "surrogateescape"))
-    name = f"{safe_segment(redact(os.path.basename(base)) or 'root')}-{digest:08x}"
-    why = "git repository without an origin remote" if git else "not a git repository"
-    return Project("local", name, git.branch if git else None, f"{why}: {base}", None, git.toplevel if git else None)
+    if git is None:
+        folder = os.path.realpath(cwd)
+        return Project("local", local_name(folder), None, f"not a git repository: the folder {folder} (links resolved)")
+    common = common_git_dir(git.toplevel)
+    if common is None:  # a `.git` that leads nowhere sensible: the checkout's own folder, as outside git
+        folder = os.path.realpath(git.toplevel)
+        why = f"git repository without an origin remote, whose .git leads to no repository: the folder {folder}"
+        why += " (links resolved)"
+        return Project("local", local_name(folder), git.branch, why, None, git.toplevel)
+    home, name = repository_home(common)
+    why = (
+        f"git repository without an origin remote: the repository {common}, "
+        "shared by every checkout, worktree and link of it"
+    )
+    return Project("local", local_name(home, name), git.branch, why, None, git.toplevel)
+
+
+def repository_home(common: str) -> tuple[str, str]:
+    """``(folder, name)`` a repository is known by: ``/src/widget``, ``widget`` for ``/src/widget/.git``;
+    else its common git dir itself (a bare ``widget.git``, a submodule's ``.git/modules/hal``).
+
+    A main checkout so keeps the board it had when each checkout was a project of its own.
+    """
+    if os.path.basename(common) == ".git":
+        return os.path.dirname(common), os.path.basename(os.path.dirname(common))
+    name = os.path.basename(common)
+    return common, (name[: -len(".git")] if name.endswith(".git") and name != ".git" else name)
+
+
+def local_name(folder: str, name: str | None = None) -> str:
+    """``{name}-{crc32 of folder}`` for a project named after ``folder`` (a real path): ``widget-1a2b3c4d``."""
+    label = safe_segment(redact(os.path.basename(folder) if name is None else name) or "root")
+    return f"{label}-{_crc32(folder.encode('utf-8', 'surrogateescape')):08x}"
+
+
+def former_local_name(folder: str) -> str:
+    """The id ``folder`` had before links were resolved and worktrees shared a board: ``local/{this}``.
+
+    It was named after the folder as reached (a link's own name) and keyed by its real path;
+    migration looks for a board under it (docs/adr/0031-one-project-every-way-in.md).
+    """
+    return local_name(os.path.realpath(folder), os.path.basename(folder))

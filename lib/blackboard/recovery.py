@@ -12,8 +12,8 @@ import time
 from . import handoff, session
 from .clock import describe_age, epoch_seconds
 from .errors import BlackboardError
-from .live import same_process
-from .meta import ABANDONED, ACTIVE, Meta, read_meta_or_none, update_meta
+from .live import of_process, own_process, same_process
+from .meta import ABANDONED, ACTIVE, ENDED, Meta, read_meta_or_none, update_meta
 from .paths import META_FILE, PathResolver
 from .registry import (
     active_session_ids,
@@ -69,19 +69,45 @@ def recover(resolver: PathResolver, current: str, settings: Settings, deadline: 
     return abandoned
 
 
+def close_past(resolver: PathResolver, current: str, settings: Settings, deadline: float | None = None) -> list[str]:
+    """End this project's active sessions that ran in the current session's Claude Code process; returns their ids.
+
+    One process runs one conversation: such a session is this one's past (a ``/clear`` or a
+    resume whose SessionEnd was cut short), never another live session.
+    """
+    process = own_process(settings)
+    closed: list[str] = []
+    if process is None:
+        return closed
+    for session_id in active_session_ids(resolver):
+        if session_id == current or (deadline is not None and time.monotonic() >= deadline):
+            continue
+        meta = read_meta_or_none(resolver.meta_path(session_id))
+        if meta is None or meta.get("status") != ACTIVE or not of_process(meta, process, settings.host):
+            continue
+        why = f"its Claude Code process went on as session {current}"
+        if abandon(resolver, session_id, why, settings, deadline, status=ENDED):
+            closed.append(session_id)
+    return closed
+
+
 def abandon(
-    resolver: PathResolver, session_id: str, reason: str, settings: Settings, git_by: float | None = None
+    resolver: PathResolver,
+    session_id: str,
+    reason: str,
+    settings: Settings,
+    git_by: float | None = None,
+    status: str = ABANDONED,
 ) -> bool:
-    """Mark one session abandoned, write its handoff and offer it as the latest; False if it was not active."""
+    """Mark one session abandoned (or ``status``), write its handoff and offer it as the latest; False if it was
+    not active."""
     ended = last_activity(resolver, session_id)
     generation = handoff.next_generation(resolver, epoch_seconds(ended))
 
     def change(meta: Meta) -> None:
         if meta["status"] != ACTIVE:
             raise _NoLongerActive  # another session recovered it first, or it ended meanwhile
-        meta.update(
-            {"status": ABANDONED, "ended": ended, "end_reason": f"abandoned: {reason}", "generation": generation}
-        )
+        meta.update({"status": status, "ended": ended, "end_reason": f"{status}: {reason}", "generation": generation})
 
     mark_unpublished(resolver, session_id)  # first: if what follows fails, the next start finishes it
     try:

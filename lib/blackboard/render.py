@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 
 from . import entries
+from .claude_tasks import MAX_TASK_BYTES, MAX_TASKS, MAX_TOTAL_BYTES
 from .entries import Entry
 from .ids import is_session_id
 from .ledger import CLOSED_STATUSES, MAX_BYTES, MAX_SHOWN, Item, Ledger
 from .meta import read_meta_or_none
 from .paths import BOARD_FILES, PathResolver
-from .redact import redact_prefix
+from .redact import redact, redact_prefix
 from .registry import active_session_ids, remote_active
 
 MAX_ITEM_CHARS = 1200
@@ -190,6 +191,28 @@ def inline(value: object, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def quoted(value: object, limit: int = 120) -> str:
+    """Another session's words (a request, a branch, a file name) as data inside the plugin's sentence.
+
+    Redacted whole first, then cut, then written as a JSON string is: a quotation mark, a
+    backslash, a line break, a control or format character (bidi overrides) and any space but
+    the plain one become escapes, so nothing in it can close the quotation, start a line, or
+    look like the plugin's words: ``fix\u2003NOTE: "x"`` -> ``"fix\\u2003NOTE: \\"x\\""``.
+    """
+    text = redact(str(value))
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return '"' + "".join(_escaped(c) for c in text) + '"'
+
+
+def _escaped(char: str) -> str:
+    if char in ('"', "\\"):
+        return "\\" + char
+    if char == " " or char.isprintable():  # everything but "Other" and "Separator" characters
+        return char
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
 def printable(text: str) -> str:
     """Text from a board or another machine, safe to print on a terminal, line breaks and tabs kept.
 
@@ -209,7 +232,18 @@ def open_section(ledger: Ledger, session_id: str) -> str:
     """
     shown = ledger.open[:MAX_SHOWN]
     lines = [bullet(open_line(item, session_id)) for item in shown]
-    return section(OPEN_WORK, hidden_lines(len(ledger.open) - len(shown), ledger.cut) + lines)
+    unread = [unread_line(origin, count) for origin, count in ledger.unread_files.items()]
+    return section(OPEN_WORK, hidden_lines(len(ledger.open) - len(shown), ledger.cut) + unread + lines)
+
+
+def unread_line(origin: str, count: int) -> str:
+    """What a handoff says of Claude Code task files a bound left unread (``claude_tasks``): how many, whose."""
+    files = f"{count} task file{'s' if count > 1 else ''}"
+    bounds = f"{MAX_TASKS} files, {MAX_TOTAL_BYTES >> 20} MiB in all, {MAX_TASK_BYTES >> 10} KiB each"
+    return bullet(
+        f"{files} of Claude Code's task list in session {origin[:8]} left unread, past what a handoff reads "
+        f"({bounds}): no handoff carries what they hold; that session's own list in Claude Code still has them"
+    )
 
 
 def hidden_lines(older: int, cut: int) -> list[str]:

@@ -19,7 +19,7 @@ from .digest import MAX_NAMED_FILES, Digest, read_digest
 from .entries import Entry, read_tail_entries
 from .gitinfo import find_git
 from .handoff import FRONT_MATTER_BYTES, MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
-from .ledger import MAX_TEXT, Item, Ledger, board_key, clip, merge
+from .ledger import MAX_TEXT, Item, Ledger, board_key, clip, is_key, merge
 from .meta import Meta
 from .paths import PathResolver
 from .redact import redact, redact_prefix
@@ -154,17 +154,22 @@ def session_ledger(resolver: PathResolver, meta: Meta, state: BoardState, settin
     # Claude Code's list is read whole only where the session keeps it: with the digest on, in the folder
     # its own hooks named (a recovery runs in another session, which may have another CLAUDE_CONFIG_DIR)
     here = meta.get("claude_dir", settings.claude_dir) == settings.claude_dir
-    claude_code_tasks, whole = (
-        claude_tasks.read_tasks(settings.claude_dir, session_id) if settings.digest and here else ([], False)
+    claude_code = (
+        claude_tasks.read_tasks(settings.claude_dir, session_id)
+        if settings.digest and here
+        else claude_tasks.TaskList()
     )
-    own = own_ledger(session_id, board_tasks, claude_code_tasks)
+    own = own_ledger(session_id, board_tasks, claude_code.tasks)
     own.speaks_for = session_id if whole_board_read else ""
-    own.unread = () if whole else ("cc",)
-    if not whole:  # what its own last handoff (a draft, say) said of that list still holds
+    own.unread = () if claude_code.whole else ("cc",)
+    own.unread_files = {session_id: claude_code.unread} if claude_code.unread else {}
+    if not claude_code.whole:  # what its own last handoff (a draft, say) said of that list still holds
         listed = {item.key for item in own.open}
         earlier = handoff.read_handoff(resolver.handoff_path(session_id))
-        kept = Ledger.from_fields(earlier[0]).open if earlier else []
-        own.open += [i for i in kept if i.origin == session_id and i.kind == "cc" and i.key not in listed]
+        said = Ledger.from_fields(earlier[0]) if earlier else Ledger([], [])
+        own.open += [i for i in said.open if i.origin == session_id and i.kind == "cc" and i.key not in listed]
+        if not claude_code.unread and session_id in said.unread_files:  # not read at all this time
+            own.unread_files = {session_id: said.unread_files[session_id]}
     if not whole_board_read:
         state.problems.append(f"active-tasks.md: over {LEDGER_TASK_BYTES >> 20} MiB; only its last part is read")
     latest = handoff.read_handoff(resolver.latest_handoff_path())
@@ -278,8 +283,30 @@ def changed_section(digest: Digest, changes: Changes | None) -> str:
 
 
 def redact_fields(fields: dict[str, object]) -> dict[str, object]:
-    """Front matter with every string in it redacted, however deep."""
-    return {key: redact_value(value) for key, value in fields.items()}
+    """Front matter with every string in it redacted, however deep.
+
+    The ledger's keys and statuses are of the plugin's own shapes (``ledger.is_key``, ``open`` or
+    ``claimed``), and the session's own items were redacted as they were read (``_clean``): what
+    the other items say is redacted, so thousands of the session's own tasks cost one pass each.
+    """
+    own = fields.get("session_id")
+    return {key: _redact_field(key, value, own) for key, value in fields.items()}
+
+
+def _redact_field(key: str, value: object, own: object) -> object:
+    if key == "closed_work" and isinstance(value, list) and all(is_key(item) for item in value):
+        return value
+    if key == "open_work" and isinstance(value, list):
+        return [_redact_item(item, own) for item in value]
+    return redact_value(value)
+
+
+def _redact_item(item: object, own: object) -> object:
+    if not isinstance(item, dict) or not is_key(item.get("key")):
+        return redact_value(item)
+    if item["key"].rpartition("/")[0] == own:
+        return item
+    return {name: redact_value(value) if name not in ("key", "status") else value for name, value in item.items()}
 
 
 def redact_value(value: object) -> object:

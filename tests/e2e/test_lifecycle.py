@@ -19,7 +19,7 @@ from helpers import make_git_project
 pytestmark = pytest.mark.e2e
 
 SESSION_HEADER = "X-Claude-Code-Session-Id"
-SUBAGENT_MARKER = "cc_is_subagent=true"  # in the billing line of a subagent request's system prompt (2.1.330)
+SUBAGENT_MARKER = "cc_is_subagent=true"  # in the billing line of a subagent request's system prompt (2.1.330, 2.1.332)
 COMPACTION_MARKER = "Your task is to create a detailed summary of the conversation so far"
 SUMMARY = "<analysis>scripted</analysis>\n<summary>1. Primary Request and Intent: scripted summary</summary>"
 
@@ -98,7 +98,7 @@ def test_continue_reopens_the_same_session_and_reinjects_its_board(
     _ok(result, model)
     assert result.stdout.strip() == "two done"
     resumed, after_tool = model.main_requests[2:]
-    assert _session_id(resumed) == earlier, "Claude Code 2.1.330 keeps the session id on --continue"
+    assert _session_id(resumed) == earlier, "the pinned Claude Code keeps the session id on --continue"
     assert [p.name for p in _sessions(root).iterdir()] == [earlier]  # reopened, not a new board
 
     fresh = _after_last_user_message(resumed)  # the history also holds the `task add` command: look past it
@@ -128,7 +128,7 @@ def test_a_forked_continue_is_a_new_session_linked_to_its_parent(
 
     _ok(result, model)
     forked = _session_id(model.main_requests[2])
-    assert forked != earlier, "Claude Code 2.1.330 gives a forked --continue a new session id"
+    assert forked != earlier, "the pinned Claude Code gives a forked --continue a new session id"
     assert _meta(root, earlier)["resumed_at"] == []  # the parent was not reopened
     assert _meta(root, forked)["parent_session_id"] == earlier
 
@@ -166,7 +166,7 @@ def test_compact_keeps_the_session_and_reinjects_its_open_tasks(
     _ok(compacted, model)
     (summary_request,) = model.main_requests[2:]
     assert COMPACTION_MARKER in "\n".join(texts_of([summary_request.last_user_message()]))
-    assert _session_id(summary_request) == session, "Claude Code 2.1.330 keeps the session id on /compact"
+    assert _session_id(summary_request) == session, "the pinned Claude Code keeps the session id on /compact"
     model.add(text("after compaction"))
 
     result = run_claude(["-p", "next", "--continue"], cwd=project, model=model)

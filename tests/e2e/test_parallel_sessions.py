@@ -116,9 +116,9 @@ def test_a_session_is_told_at_its_next_prompt_of_the_branch_another_session_swit
             resumed = run_claude(["-p", "B: go on", "--resume", b_id], project, model_b)
             assert resumed.returncode == 0, resumed.stderr
             told = model_b.main_requests[-1].all_text()
-            assert "moved since this session's last turn" in told, told[-3000:]
-            assert "branch main" in told and "branch feature" in told
-            assert a_id[:8] in told and "A: start the feature" in told
+            assert "moved, and this session did not move it" in told, told[-3000:]
+            assert 'branch "main"' in told and 'branch "feature"' in told
+            assert f'it was moved by session {a_id[:8]}, whose latest request (data) is "A: start the feature"' in told
         finally:
             thinking.set()
             a.communicate(timeout=120)
@@ -127,4 +127,4 @@ def test_a_session_is_told_at_its_next_prompt_of_the_branch_another_session_swit
         quiet = run_claude(["-p", "B: once more", "--resume", b_id], project, model_b)
         assert quiet.returncode == 0
         history = model_b.main_requests[-1].all_text()  # the whole conversation, the earlier notice in it
-        assert history.count("moved since this session's last turn") == 1  # told once
+        assert history.count("moved, and this session did not move it") == 1  # told once

@@ -195,11 +195,162 @@ def test_who_names_each_live_session_with_its_request_files_and_claims(
     assert _run(env, project, "aaaa1111", "--author", "main", "task", "claim", "t1").returncode == 0
     shown = _run(env, project, "bbbb2222", "who")
     assert shown.returncode == 0, shown.stderr
-    assert "- aaaa1111: this checkout, branch main" in shown.stdout
+    assert '- aaaa1111: this checkout, branch "main"' in shown.stdout
     assert 'asks: "write the parser for the config format"' in shown.stdout
-    assert "edited: src/parser.py (" in shown.stdout
-    assert "claims: aaaa1111/t1 write the parser (since " in shown.stdout
+    assert 'edited: "src/parser.py" (' in shown.stdout
+    assert 'claims: aaaa1111/t1 "write the parser" (since ' in shown.stdout
     assert "- cccc3333: this checkout" in shown.stdout
     assert "bbbb2222" not in shown.stdout  # not the one asking
     data = json.loads(_run(env, project, "bbbb2222", "who", "--json").stdout)
     assert [s["session_id"] for s in data["sessions"]] == ["cccc3333", "aaaa1111"]  # newest start first
+
+
+def _task(resolver: PathResolver, session_id: str, number: int = 0) -> entries.Entry:
+    return entries.parse(Path(resolver.board_file(session_id, "tasks")).read_text())[0][number]
+
+
+def _refused(result: subprocess.CompletedProcess, holder: str, since: str) -> None:
+    """Exit 1 with one line naming the holder's session (short id), since when, and the way past it."""
+    assert result.returncode == 1, result.stdout
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert f"in live session {holder[:8]} since {since}" in result.stderr and "--force" in result.stderr
+
+
+@pytest.mark.parametrize("holder", ["aaaa1111", "cccc3333"], ids=["held-by-its-board", "held-by-a-third-session"])
+def test_a_live_sessions_claimed_task_is_closed_by_its_claimant_only(
+    three: PathResolver, env: dict, project: Path, holder: str
+) -> None:
+    """Issue 39, point 6: another session finished or dropped a claimed task with no word."""
+    entries.append(three.board_file("aaaa1111", "tasks"), "t", {"status": "open", "author": "main"}, "second")
+    for number in ("t1", "t2"):
+        claimed = _run(env, project, holder, "--author", "parser-dev", "task", "claim", f"aaaa1111/{number}")
+        assert claimed.returncode == 0, claimed.stderr
+    since = _task(three, "aaaa1111").fields["claimed_at"]
+
+    _refused(_run(env, project, "bbbb2222", "task", "done", "aaaa1111/t1"), holder, since)
+    _refused(_run(env, project, "bbbb2222", "task", "drop", "aaaa1111/t1", "--reason", "mine now"), holder, since)
+    if holder != "aaaa1111":  # the board's own session is not the claimant either
+        _refused(_run(env, project, "aaaa1111", "task", "done", "t1"), holder, since)
+    assert _task(three, "aaaa1111").fields["status"] == "claimed"  # nothing changed
+
+    done = _run(env, project, holder, "--author", "parser-dev", "task", "done", "aaaa1111/t1")
+    assert done.returncode == 0, done.stderr
+    dropped = _run(env, project, holder, "task", "drop", "aaaa1111/t2", "--reason", "not needed")
+    assert dropped.returncode == 0, dropped.stderr
+    assert [t.fields["status"] for t in entries.parse(Path(three.board_file("aaaa1111", "tasks")).read_text())[0]] == [
+        "done",
+        "dropped",
+    ]
+
+
+def test_force_closes_a_claimed_task_and_names_and_records_the_holder(
+    three: PathResolver, env: dict, project: Path
+) -> None:
+    entries.append(three.board_file("aaaa1111", "tasks"), "t", {"status": "open", "author": "main"}, "second")
+    for number in ("t1", "t2"):
+        assert _run(env, project, "cccc3333", "--author", "dev", "task", "claim", f"aaaa1111/{number}").returncode == 0
+    since = _task(three, "aaaa1111").fields["claimed_at"]
+    holder = f"dev in live session cccc3333 since {since}"
+
+    done = _run(env, project, "bbbb2222", "task", "done", "aaaa1111/t1", "--force")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"done aaaa1111/t1 (forced: claimed by {holder}): write the parser")
+    dropped = _run(env, project, "bbbb2222", "task", "drop", "aaaa1111/t2", "--reason", "obsolete", "--force", "--json")
+    assert dropped.returncode == 0, dropped.stderr
+    assert json.loads(dropped.stdout)["overrode_claim"] == holder.replace(
+        since, _task(three, "aaaa1111", 1).fields["claimed_at"]
+    )
+    first, second = entries.parse(Path(three.board_file("aaaa1111", "tasks")).read_text())[0]
+    assert (first.fields["status"], first.fields["overrode_claim"]) == ("done", holder)
+    assert second.fields["status"] == "dropped" and "cccc3333" in second.fields["overrode_claim"]
+    listed = _run(env, project, "aaaa1111", "task", "list", "--all").stdout
+    assert f"(forced: claimed by {holder})" in listed
+
+
+def test_a_claim_whose_session_died_does_not_stop_another_closing_it(
+    three: PathResolver, env: dict, project: Path
+) -> None:
+    mortal = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    _start(three, "dddd4444", mortal.pid)
+    assert _run(env, project, "dddd4444", "task", "claim", "aaaa1111/t1").returncode == 0
+    assert _run(env, project, "bbbb2222", "task", "done", "aaaa1111/t1").returncode == 1
+    mortal.kill()
+    mortal.wait()
+    done = _run(env, project, "bbbb2222", "task", "done", "aaaa1111/t1")
+    assert done.returncode == 0, done.stderr
+    assert "forced" not in done.stdout and "overrode_claim" not in _task(three, "aaaa1111").fields
+
+
+def _ended_with_a_task(resolver: PathResolver) -> None:
+    quiet = settings_now(BLACKBOARD_DIGEST="0")
+    session.start(resolver, "eeee5555", "startup", {}, quiet)
+    entries.append(resolver.board_file("eeee5555", "tasks"), "t", {"status": "open", "author": "main"}, "carried work")
+    session.end(resolver, "eeee5555", "other", quiet)
+
+
+def test_carried_work_claimed_by_a_live_session_is_closed_by_it_only(
+    three: PathResolver, env: dict, project: Path
+) -> None:
+    _ended_with_a_task(three)
+    claimed = _run(env, project, "cccc3333", "--author", "dev", "task", "claim", "eeee5555/t1")
+    assert claimed.returncode == 0, claimed.stderr
+    since = _task(three, "cccc3333").fields["claimed_at"]
+    _refused(_run(env, project, "bbbb2222", "task", "done", "eeee5555/t1"), "cccc3333", since)
+    assert entries.parse(Path(three.board_file("bbbb2222", "tasks")).read_text())[0] == []  # not taken up
+    done = _run(env, project, "cccc3333", "task", "done", "eeee5555/t1")
+    assert done.returncode == 0 and done.stdout.startswith("done t1 (carried: eeee5555/t1): carried work")
+
+
+def test_a_recorded_claim_of_carried_work_stops_another_closing_it_before_anything_is_taken_up(
+    three: PathResolver, env: dict, project: Path
+) -> None:
+    """A claimant killed between recording its claim and taking the task onto its board still holds it."""
+    from blackboard import claims
+
+    _ended_with_a_task(three)
+    claims.hold(three, "eeee5555/t1", "cccc3333", "dev", lambda _: True)
+    since = claims.holder(three, "eeee5555/t1").at
+    _refused(_run(env, project, "bbbb2222", "task", "drop", "eeee5555/t1", "--reason", "x"), "cccc3333", since)
+    assert entries.parse(Path(three.board_file("bbbb2222", "tasks")).read_text())[0] == []  # nothing taken up
+    forced = _run(env, project, "bbbb2222", "task", "drop", "eeee5555/t1", "--reason", "x", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert f"(forced: claimed by dev in live session cccc3333 since {since})" in forced.stdout
+    assert claims.holder(three, "eeee5555/t1") is None  # dropped: no one's to claim
+
+
+def test_a_claim_answers_with_the_key_of_a_task_on_another_board(three: PathResolver, env: dict, project: Path) -> None:
+    """Issue 37, point 14: a claim of another session's task answered `claimed t1`, which reads as one's own t1."""
+    _ended_with_a_task(three)
+    entries.append(three.board_file("bbbb2222", "tasks"), "t", {"status": "open", "author": "main"}, "own work")
+    other = _run(env, project, "bbbb2222", "task", "claim", "aaaa1111/t1")
+    assert other.stdout == "claimed aaaa1111/t1: write the parser\n", other.stderr
+    assert json.loads(_run(env, project, "bbbb2222", "task", "done", "aaaa1111/t1", "--json").stdout)["key"] == (
+        "aaaa1111/t1"
+    )
+    own = _run(env, project, "bbbb2222", "task", "claim", "t1")
+    assert own.stdout == "claimed t1: own work\n", own.stderr
+    carried = _run(env, project, "bbbb2222", "task", "claim", "eeee5555/t1")
+    assert carried.stdout == "claimed t2 (carried: eeee5555/t1): carried work\n", carried.stderr
+
+
+GHP = "ghp_" + "Zq8sW2mKx7Rt4Yv9Lb3Nc6Pd1Hf5Jg0Ae8Ub"
+
+
+def test_other_sessions_task_text_is_redacted_whole_before_it_is_cut(
+    three: PathResolver, env: dict, project: Path
+) -> None:
+    """Issue 39, points 3 and 4: `task list` and `who` print another session's words; a token that crossed the
+    old cut at 100 characters showed its first 19 characters, and one in a later line its whole."""
+    text = "x" * 86 + f" push with {GHP}\n.pgpass line:\nlocalhost:5432:orders:admin:Pr0d-Passw0rd-2026"
+    board = three.board_file("aaaa1111", "tasks")
+    entries.append(board, "t", {"status": "open", "author": "main"}, text, entries.initial_text("tasks", "aaaa1111"))
+    assert _run(env, project, "aaaa1111", "task", "claim", "t2").returncode == 0
+
+    listed = _run(env, project, "bbbb2222", "task", "list")
+    data = _run(env, project, "bbbb2222", "task", "list", "--json").stdout
+    shown = _run(env, project, "bbbb2222", "who")
+    shown_json = _run(env, project, "bbbb2222", "who", "--json").stdout
+
+    for output in (listed.stdout, data, shown.stdout, shown_json):
+        assert GHP[:12] not in output and "Pr0d-Passw0rd" not in output
+    assert "aaaa1111/t2" in listed.stdout and "claims: aaaa1111/t2" in shown.stdout

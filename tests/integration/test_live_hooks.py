@@ -3,7 +3,7 @@
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,11 +12,23 @@ from helpers import start_payload
 
 
 @pytest.fixture
-def claude() -> Iterator[subprocess.Popen]:
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
-    yield proc
-    proc.kill()
-    proc.wait()
+def claudes() -> Iterator[Callable[[], subprocess.Popen]]:
+    """Stand-ins for Claude Code processes, one per session: one process runs one conversation."""
+    started: list[subprocess.Popen] = []
+
+    def start() -> subprocess.Popen:
+        started.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"]))
+        return started[-1]
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def claude(claudes: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+    return claudes()
 
 
 def _edit(session_id: str, project: Path, path: str, mode: str = "default", event: str = "PreToolUse") -> dict:
@@ -32,12 +44,14 @@ def _edit(session_id: str, project: Path, path: str, mode: str = "default", even
 
 
 @pytest.fixture
-def a_edited(run_hook, project: Path, claude: subprocess.Popen) -> Path:
-    """Sessions a1 and b2 live in the checkout; a1 asked for something and edited util.py."""
+def a_edited(run_hook, project: Path, claude: subprocess.Popen, claudes: Callable[[], subprocess.Popen]) -> Path:
+    """Sessions a1 and b2 live in the checkout, each in a Claude Code process of its own; a1 asked for
+    something and edited util.py."""
     env = {"CLAUDE_PID": str(claude.pid)}
     (project / "util.py").write_text("x = 1\n")
-    for session_id in ("a1", "b2"):
-        assert run_hook("SessionStart", start_payload(session_id, project), env=env).returncode == 0
+    assert run_hook("SessionStart", start_payload("a1", project), env=env).returncode == 0
+    other = {"CLAUDE_PID": str(claudes().pid)}
+    assert run_hook("SessionStart", start_payload("b2", project), env=other).returncode == 0
     prompt = {"session_id": "a1", "cwd": str(project), "hook_event_name": "UserPromptSubmit"}
     run_hook("UserPromptSubmit", {**prompt, "prompt": "make util.py return 2, password=hunter2xyz"}, env=env)
     assert (
@@ -110,14 +124,14 @@ def test_once_the_session_ended_its_file_is_free(run_hook, a_edited: Path) -> No
     assert (result.returncode, result.stdout) == (0, b"")
 
 
-def test_a_new_session_is_told_who_is_here(run_hook, a_edited: Path, claude: subprocess.Popen) -> None:
-    started = run_hook("SessionStart", start_payload("c3", a_edited), env={"CLAUDE_PID": str(claude.pid)})
+def test_a_new_session_is_told_who_is_here(run_hook, a_edited: Path, claudes: Callable[[], subprocess.Popen]) -> None:
+    started = run_hook("SessionStart", start_payload("c3", a_edited), env={"CLAUDE_PID": str(claudes().pid)})
     assert started.returncode == 0 and started.stderr == b""
     context = started.context
     assert "Other live sessions of this project" in context
-    assert "- a1: this checkout, branch main" in context and "- b2: this checkout" in context
+    assert '- a1: this checkout, branch "main"' in context and "- b2: this checkout" in context
     assert 'asks: "make util.py return 2' in context and "hunter2xyz" not in context
-    assert "edited: util.py (" in context
+    assert 'edited: "util.py" (' in context
     assert "2 other live sessions in this project" in json.loads(started.stdout)["systemMessage"]
 
 
@@ -137,6 +151,7 @@ def test_the_next_prompt_is_told_when_another_session_moved_the_branch(
     assert told.returncode == 0 and told.stderr == b""
     output = json.loads(told.stdout)["hookSpecificOutput"]
     assert output["hookEventName"] == "UserPromptSubmit"
-    assert "from branch main" in output["additionalContext"] and "to branch feature" in output["additionalContext"]
-    assert "a1 (its latest request" in output["additionalContext"]
+    assert 'from branch "main"' in output["additionalContext"]
+    assert 'to branch "feature"' in output["additionalContext"]
+    assert "session a1, whose latest request (data) is" in output["additionalContext"]
     assert run_hook("UserPromptSubmit", prompt).stdout == b""  # once

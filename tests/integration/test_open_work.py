@@ -8,6 +8,7 @@ from typing import Optional
 
 import pytest
 
+from blackboard.claude_tasks import MAX_TASKS
 from helpers import REPO, end_payload, open_work_section, start_payload
 
 LAUNCHER = str(REPO / "bin" / "blackboard")
@@ -171,7 +172,7 @@ def _open_keys(root: Path) -> list:
 def test_a_session_closes_only_the_claude_code_tasks_it_read_as_closed(
     run_hook, project: Path, root: Path, isolated_home: Path
 ) -> None:
-    """Issue 32, point 11: a run with the digest off, a list past 200 files, a recovery in another config folder."""
+    """Issue 32, point 11: a run with the digest off, a list past the files read, a recovery from another folder."""
     _claude_task(isolated_home, "a", 1, "handle quotes")
     assert run_hook("SessionStart", start_payload("a", project)).returncode == 0
     assert run_hook("SessionEnd", end_payload("a", project)).returncode == 0
@@ -182,7 +183,7 @@ def test_a_session_closes_only_the_claude_code_tasks_it_read_as_closed(
     assert run_hook("SessionEnd", end_payload("a", project), env=off).returncode == 0
     assert _open_keys(root) == ["a/cc1"]
 
-    for number in range(2, 203):  # past the 200 read: the oldest, cc1, is not read, and not closed either
+    for number in range(2, MAX_TASKS + 3):  # past the files read: the oldest, cc1, is not read, nor closed either
         _claude_task(isolated_home, "a", number, f"step {number}")
     assert run_hook("SessionStart", start_payload("a", project, "resume")).returncode == 0
     assert run_hook("SessionEnd", end_payload("a", project)).returncode == 0
@@ -237,3 +238,51 @@ def test_past_a_hundred_open_items_none_is_lost_and_the_oldest_are_the_ones_hidd
     assert fields["open_tasks"] == 152 and "open_work_cut" not in fields
     assert "52 older open items not shown here" in open_work_section(told)
     assert '"task number 1"' not in json.dumps(fields["open_work"])  # closed
+
+
+def _body(root: Path) -> str:
+    return (root / "acme" / "widget" / ".blackboard" / "handoff" / "latest-handoff.md").read_text()
+
+
+@pytest.mark.parametrize("count", [250, 1000])
+def test_every_claude_code_task_is_carried_and_counted(
+    lifecycle, bb, root: Path, isolated_home: Path, count: int
+) -> None:
+    """Issue 39, point 7: with 250 tasks the handoff said 200, with 1 000 800 were gone, and the handoff said
+    `task list` listed every one."""
+    start, end = lifecycle
+    start("a")
+    for number in range(1, count + 1):
+        _claude_task(isolated_home, "a", number, f"step {number}")
+    end("a")
+
+    fields = _ledger(root)
+    assert fields["open_tasks"] == count and "open_work_unread" not in fields and "claude_tasks_unread" not in fields
+    assert _open_keys(root) == [f"a/cc{n}" for n in range(count, 0, -1)]
+    older = count - 100
+    told = start("b")
+    assert f"{older} older open items not shown here, the newest 100 follow" in open_work_section(told)
+    listed = json.loads(bb("b", "task", "list", "--json"))
+    assert [item["key"] for item in listed["carried"]] == [f"a/cc{n}" for n in range(1, count + 1)]
+    bb("b", "task", "done", "a/cc1")  # the oldest, hidden from the handoff, closed by its key
+    end("b")
+    assert _ledger(root)["open_tasks"] == count - 1
+
+
+def test_claude_code_task_files_past_the_bound_are_counted_in_every_later_handoff(
+    lifecycle, root: Path, isolated_home: Path
+) -> None:
+    start, end = lifecycle
+    start("a")
+    for number in range(1, MAX_TASKS + 31):
+        _claude_task(isolated_home, "a", number, f"step {number}")
+    end("a")
+
+    fields = _ledger(root)
+    assert fields["open_tasks"] == MAX_TASKS and fields["claude_tasks_unread"] == ["a:30"]
+    assert "30 task files of Claude Code's task list in session a left unread" in _body(root)
+    told = start("b")  # an idle session: its handoff carries the count on
+    assert "30 task files of Claude Code's task list in session a left unread" in open_work_section(told)
+    end("b")
+    assert _ledger(root)["claude_tasks_unread"] == ["a:30"]
+    assert "30 task files of Claude Code's task list in session a left unread" in _body(root)

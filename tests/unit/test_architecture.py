@@ -9,13 +9,13 @@ LIB = Path(__file__).resolve().parents[2] / "lib" / "blackboard"
 
 # Lowest first. A module may import modules of its own layer or of lower ones, never higher.
 LAYERS = [
-    {"errors", "environment", "clock", "fsutil", "redact"},
+    {"errors", "environment", "clock", "fsutil", "redact", "writes", "shell"},
     {"settings", "ids", "approve", "gitstore", "locks"},
     {"gitinfo", "project", "mnemonic", "digest", "claude_tasks", "ledger"},
     {"paths", "changes", "transcript"},
     {"meta"},
     {"entries", "registry", "render", "handoff", "machines"},
-    {"summary", "live"},
+    {"summary", "live", "holds"},
     {"session", "recovery", "migrate", "context", "board", "sync", "guard", "claims", "who"},
     {"cleanup", "doctor", "failures"},
     {"hook", "events", "cli", "__main__"},

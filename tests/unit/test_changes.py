@@ -1,6 +1,6 @@
 """What a session changed (``changes``) and the commit it started from (``gitinfo.resolve_head``), in real repositories.
 
-The session is the one recorded from Claude Code 2.1.330: its Write, Edit and Bash tool calls are replayed
+The session is the one recorded from Claude Code 2.1.332: its Write, Edit and Bash tool calls are replayed
 in a scratch checkout, so the commit it made is the recorded one.
 """
 

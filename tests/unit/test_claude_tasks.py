@@ -1,4 +1,4 @@
-"""Claude Code's own task list (``claude_tasks``): driven by the task file recorded from Claude Code 2.1.330."""
+"""Claude Code's own task list (``claude_tasks``): driven by the task file recorded from Claude Code 2.1.332."""
 
 import json
 import os
@@ -38,7 +38,7 @@ def task_with(**fields: object) -> bytes:
 
 
 def found(config_dir: Path, session_id: str = SESSION_ID) -> list:
-    return [(t.number, t.subject, t.status) for t in claude_tasks.read_tasks(str(config_dir), session_id)[0]]
+    return [(t.number, t.subject, t.status) for t in claude_tasks.read_tasks(str(config_dir), session_id).tasks]
 
 
 RECORDED = ("1", "Handle quotes in escape()", "pending")
@@ -128,18 +128,51 @@ def test_a_task_file_of_exactly_the_limit_is_read(config_dir: Path, folder: Path
     assert found(config_dir) == [RECORDED, ("2", "at the limit", "pending")]
 
 
-def test_at_most_max_tasks_files_are_read_the_newest(
+def _many(folder: Path, last: int, size: int = 0) -> None:
+    """Tasks 2 to ``last`` beside the recorded 1, each padded to ``size`` bytes when one is given."""
+    for n in range(2, last + 1):
+        data = task_with(id=str(n), subject=f"task {n}")
+        (folder / f"{n}.json").write_bytes(data[:-1] + b" " * max(size - len(data), 0) + b"}")
+
+
+def test_every_task_of_a_long_list_is_read(config_dir: Path, folder: Path) -> None:
+    """Issue 39, point 7: past 200 tasks the oldest were left out, and 800 of 1 000 vanished from the handoffs."""
+    _many(folder, 1000)
+    listed = claude_tasks.read_tasks(str(config_dir), SESSION_ID)
+    assert [t.number for t in listed.tasks] == [str(n) for n in range(1, 1001)]
+    assert listed.whole and listed.unread == 0
+
+
+def test_past_max_tasks_files_the_newest_are_read_and_the_rest_counted(
     config_dir: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for n in range(2, claude_tasks.MAX_TASKS + 50):
-        (folder / f"{n}.json").write_bytes(task_with(id=str(n), subject=f"task {n}"))
+    _many(folder, claude_tasks.MAX_TASKS + 49)
     reads = []
     real_read = claude_tasks.read_bounded
     monkeypatch.setattr(claude_tasks, "read_bounded", lambda path, size: reads.append(path) or real_read(path, size))
-    tasks = found(config_dir)
+    listed = claude_tasks.read_tasks(str(config_dir), SESSION_ID)
     assert len(reads) == claude_tasks.MAX_TASKS
     newest = range(50, claude_tasks.MAX_TASKS + 50)  # a long session's latest tasks are the ones still open
-    assert [number for number, _, _ in tasks] == [str(n) for n in newest]
+    assert [t.number for t in listed.tasks] == [str(n) for n in newest]
+    assert (listed.whole, listed.unread) == (False, 49)
+
+
+def test_past_the_total_bytes_the_newest_are_read_and_the_rest_counted(
+    config_dir: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(claude_tasks, "MAX_TOTAL_BYTES", 100 * 1024)
+    _many(folder, 30, size=10 * 1024)  # 10 fit in the 100 KiB: tasks 21 to 30
+    listed = claude_tasks.read_tasks(str(config_dir), SESSION_ID)
+    assert [t.number for t in listed.tasks] == [str(n) for n in range(21, 31)]
+    assert (listed.whole, listed.unread) == (False, 20)  # 2 to 20 and the recorded 1
+
+
+def test_a_file_over_its_bound_is_counted_unread(config_dir: Path, folder: Path) -> None:
+    (folder / "2.json").write_bytes(task_with(id="2", description="x" * claude_tasks.MAX_TASK_BYTES))
+    (folder / "3.json").write_bytes(task_with(id="3", subject="after it"))
+    listed = claude_tasks.read_tasks(str(config_dir), SESSION_ID)
+    assert [t.number for t in listed.tasks] == ["1", "3"]
+    assert (listed.whole, listed.unread) == (False, 1)
 
 
 def _link_the_session_folder(config: Path, folder: Path) -> None:
@@ -247,14 +280,12 @@ def test_parse_task_takes_a_subject_and_a_status_only_when_both_are_strings(fiel
 def test_a_name_that_is_no_task_number_costs_only_itself(config_dir: Path, folder: Path, name: str) -> None:
     """Issue 32, point 10: `².json` passed `str.isdigit()` but not `int()`, and every handoff failed."""
     (folder / name).write_bytes(RECORDED_TASK)
-    tasks, whole = claude_tasks.read_tasks(str(config_dir), SESSION_ID)
-    assert [t.number for t in tasks] == ["1"] and whole
+    listed = claude_tasks.read_tasks(str(config_dir), SESSION_ID)
+    assert [t.number for t in listed.tasks] == ["1"] and listed.whole and listed.unread == 0
 
 
-def test_past_the_cap_the_newest_are_read_and_the_list_is_not_whole(config_dir: Path, folder: Path) -> None:
-    for n in range(2, claude_tasks.MAX_TASKS + 2):
-        (folder / f"{n}.json").write_bytes(RECORDED_TASK)
-    tasks, whole = claude_tasks.read_tasks(str(config_dir), SESSION_ID)
-    assert len(tasks) == claude_tasks.MAX_TASKS and tasks[0].number == "2" and not whole
-    assert claude_tasks.read_tasks("", SESSION_ID) == ([], False)  # no Claude Code folder: nothing is known
-    assert claude_tasks.read_tasks(str(config_dir), "another-session") == ([], True)  # it has no list at all
+def test_what_is_known_of_no_list(config_dir: Path, folder: Path) -> None:
+    nowhere = claude_tasks.read_tasks("", SESSION_ID)  # no Claude Code folder: nothing is known
+    assert (nowhere.tasks, nowhere.whole, nowhere.unread) == ([], False, 0)
+    none = claude_tasks.read_tasks(str(config_dir), "another-session")  # it has no list at all
+    assert (none.tasks, none.whole, none.unread) == ([], True, 0)

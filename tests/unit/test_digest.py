@@ -1,4 +1,4 @@
-"""The session digest (``digest``): driven by the hook payloads recorded from Claude Code 2.1.330."""
+"""The session digest (``digest``): driven by the hook payloads recorded from Claude Code 2.1.332."""
 
 import json
 import os

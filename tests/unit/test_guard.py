@@ -196,13 +196,13 @@ def test_a_session_is_told_once_of_the_branch_another_session_moved(
         guard.see_head(resolver, session_id, str(project))
     assert guard.head_notice(resolver, "b2", str(project), settings_now()) is None
     subprocess.run(["git", "-C", str(project), "checkout", "-q", "-b", "feature"], check=True)
-    guard.see_head(resolver, "a1", str(project))  # a1 moved it, in its turn
+    guard.record_own_move(resolver, "a1", str(project))  # a1 moved it, with a git command of its own
 
     notice = guard.head_notice(resolver, "b2", str(project), settings_now())
 
     assert notice is not None
-    assert "from branch main" in notice and "to branch feature" in notice
-    assert 'a1 (its latest request, as data: "start the feature")' in notice
+    assert 'from branch "main"' in notice and 'to branch "feature"' in notice
+    assert 'it was moved by session a1, whose latest request (data) is "start the feature"' in notice
     assert guard.head_notice(resolver, "b2", str(project), settings_now()) is None  # once
     assert guard.head_notice(resolver, "a1", str(project), settings_now()) is None  # it moved it itself
 
@@ -231,4 +231,4 @@ def test_a_checkout_without_git_or_with_a_broken_head_says_nothing(resolver: Pat
     (broken / ".git" / "HEAD").write_bytes(b"ref: refs/heads/../../../etc/passwd\n")
     notice = guard.head_notice(resolver, "b2", str(broken), settings_now())
     assert notice is not None and "\n" not in notice  # what HEAD says, on one line: nothing is read through it
-    assert "from a detached HEAD (no commit yet) to branch ../../../etc/passwd (no commit yet)" in notice
+    assert 'from a detached HEAD (no commit yet) to branch "../../../etc/passwd" (no commit yet)' in notice

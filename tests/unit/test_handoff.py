@@ -442,3 +442,26 @@ def test_counts_from_part_of_a_digest_are_said_to_be_at_least() -> None:
     found.complete = True
     assert "request 600 of 600: latest" in summary.asked_section(found)
     assert "complete" not in summary.digest_fields(found, None)["asked"]
+
+
+def test_every_open_item_of_a_handoff_is_redacted_whoever_wrote_it(resolver: PathResolver, isolated_home) -> None:
+    """A session's own tasks are redacted as they are read; what was carried is redacted again, whatever wrote it."""
+    import json
+
+    token = "ghp_" + "Q1w2E3r4T5" * 4
+    board = _board(resolver)
+    entries.append(_file(board, "tasks"), "t", {"status": "open", "author": "main"}, f"board task {token}")
+    tasks = Path(settings_now().claude_dir) / "tasks" / "s1"
+    tasks.mkdir(parents=True)
+    (tasks / "1.json").write_text(json.dumps({"subject": f"claude code task {token}", "status": "pending"}))
+    carried = [{"key": "s0/t1", "text": f"carried by hand {token}", "status": "claimed", "by": f"agent {token}"}]
+    Path(resolver.get_handoff_dir()).mkdir(parents=True, exist_ok=True)
+    latest = {"session_id": "s0", "status": "ended", "ended": "2026-11-22T10:00:00Z", "open_work": carried}
+    Path(resolver.latest_handoff_path()).write_text(handoff.dump_front_matter(latest) + "a hand-written handoff\n")
+
+    built = summary.handoff_text(resolver, read_meta(resolver.meta_path("s1")), settings_now())
+
+    fields, _ = handoff.split_front_matter(built)
+    assert [item["key"] for item in fields["open_work"]] == ["s1/cc1", "s1/t1", "s0/t1"]
+    assert token[:8] not in built
+    assert "[REDACTED]" in fields["open_work"][2]["text"] and "[REDACTED]" in fields["open_work"][2]["by"]

@@ -154,3 +154,44 @@ def test_a_closing_outlives_hundreds_of_later_ones() -> None:
         closed = merge(Ledger([], [f"{B}/t{i}"]), closed)
     assert f"{A}/t1" in closed.closed
     assert merge(Ledger([Item(f"{A}/t1", "stale copy on a resumed board")], [], speaks_for=A), closed).open == []
+
+
+def test_claude_code_task_files_left_unread_are_counted_and_carried_by_session() -> None:
+    """Issue 39, point 7: what a bound leaves unread of a session's Claude Code list is said, and stays said."""
+    ended = Ledger([Item(f"{A}/cc2001", "the newest")], [], speaks_for=A, unread=("cc",), unread_files={A: 40})
+    fields = ended.to_fields()
+    assert fields["claude_tasks_unread"] == [f"{A}:40"]
+    idle = Ledger([], [], speaks_for=B)  # a later session with no list of its own
+    merged = merge(idle, Ledger.from_fields(fields))
+    assert merged.unread_files == {A: 40}
+    assert merge(Ledger([], [], speaks_for=B, unread_files={B: 3}), merged).unread_files == {B: 3, A: 40}
+
+
+def test_a_session_that_read_its_whole_list_since_is_no_longer_counted_unread() -> None:
+    carried = Ledger([], [], unread_files={A: 40, B: 7})
+    assert merge(Ledger([], [], speaks_for=A), carried).unread_files == {B: 7}
+    assert merge(Ledger([], [], speaks_for=A, unread=("cc",)), carried).unread_files == {A: 40, B: 7}  # not read
+    assert merge(Ledger([], [], speaks_for=A, unread=("cc",), unread_files={A: 2}), carried).unread_files[A] == 2
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param("not a list", id="not-a-list"),
+        pytest.param([f"{A}:0"], id="zero"),
+        pytest.param([f"{A}:-3"], id="negative"),
+        pytest.param([f"{A}:1e9"], id="not-a-number"),
+        pytest.param([f"{A}:1234567890"], id="too-many-digits"),
+        pytest.param([f"../{A}:3"], id="a-path"),
+        pytest.param([f"{A}:3\n"], id="newline"),
+        pytest.param([[A, 3]], id="a-pair"),
+        pytest.param([{A: 3}], id="an-object"),
+    ],
+)
+def test_a_malformed_unread_count_is_skipped(raw: object) -> None:
+    assert Ledger.from_fields({"claude_tasks_unread": raw}).unread_files == {}
+
+
+def test_unread_counts_are_bounded_in_sessions() -> None:
+    many = [f"s{n}:{n + 1}" for n in range(ledger.MAX_UNREAD_SESSIONS + 5)]
+    assert len(Ledger.from_fields({"claude_tasks_unread": many}).unread_files) == ledger.MAX_UNREAD_SESSIONS

@@ -199,3 +199,51 @@ def test_locate_resolves_links_and_dots_and_gives_nothing_outside_a_checkout(pro
     assert live.locate(str(project / ".git" / "config")) is None
     assert live.locate("relative/util.py") is None
     assert live.locate(str(project / "a\0b.py")) is None
+
+
+def _edits(path: str, count: int, prefix: str = "src/f") -> None:
+    for n in range(count):
+        live.record_edit(path, "/w", f"{prefix}{n:05d}_{'x' * 100}.py")
+
+
+def test_the_log_is_folded_and_the_fold_says_what_the_log_says(tmp_path: Path) -> None:
+    path = str(tmp_path / "_live.jsonl")
+    live.record_request(path, "the first request")
+    _edits(path, 1200)
+    live.record_head(path, "/w", ("main", "b" * 40), own=True)
+    folded = live.read_presence(path)
+    assert os.path.isfile(live.state_path(path)) and os.path.getsize(path) > 3 * live.FOLD_EVERY
+    os.unlink(live.state_path(path))
+    whole = live.read_presence(path)  # the log read from its start
+    assert folded.edits == whole.edits and len(folded.edits) == 1200
+    assert folded.request == whole.request == "the first request"
+    assert folded.moves == whole.moves and folded.moves["/w"][:2] == ("main", "b" * 40)
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        pytest.param(b"not json", id="garbage"),
+        pytest.param(b'{"offset": 99999999, "edits": {}}', id="offset-past-the-log"),
+        pytest.param(b'{"offset": 10, "edits": {"/w": {"src/x.py": "soon"}}}', id="wrong-types"),
+        pytest.param(b'{"offset": 0, "edits": [1, 2], "moves": {"/w": 5}}', id="wrong-shapes"),
+        pytest.param(b'{"offset": -1}', id="negative-offset"),
+    ],
+)
+def test_a_hand_edited_fold_costs_no_edit(tmp_path: Path, state: bytes) -> None:
+    path = str(tmp_path / "_live.jsonl")
+    live.record_edit(path, "/w", "src/kept.py")
+    Path(live.state_path(path)).write_bytes(state)
+    assert ("/w", "src/kept.py") in live.read_presence(path).edits
+
+
+def test_folds_of_many_processes_at_once_lose_no_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "_live.jsonl")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from blackboard import live\n"
+        "for n in range(300): live.record_edit(sys.argv[2], '/w', f'p{sys.argv[3]}/{n:04d}_' + 'y' * 120)\n"
+    )
+    lib = str(Path(live.__file__).resolve().parent.parent)
+    procs = [subprocess.Popen([sys.executable, "-c", code, lib, path, str(k)]) for k in range(6)]
+    assert [proc.wait() for proc in procs] == [0] * 6
+    assert len(live.read_presence(path).edits) == 1800

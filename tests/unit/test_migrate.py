@@ -287,3 +287,168 @@ def test_dry_run_lists_only_the_users_files(tmp_path: Path) -> None:
     planned = migrate.plan(resolver, *_where(resolver), os.environ)
     planned_names = sorted(os.path.basename(p.source) for p in planned)
     assert planned_names == ["active-tasks.md", "blockers.md", "shared-context.md"]
+
+
+# --- boards kept under a former local id (issue 37, points 5 and 6; ADR 31) ---------------------------------------
+
+
+def _worktree(tmp_path: Path) -> tuple[Path, Path]:
+    """``widget`` without a remote, one commit, and ``git worktree add ../widget-review``."""
+    import subprocess
+
+    from helpers import make_git_project
+
+    identity = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+    repo = make_git_project(tmp_path / "widget", remote=None)
+    subprocess.run(["git", "-C", str(repo), *identity, "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    review = tmp_path / "widget-review"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(review)], check=True, capture_output=True)
+    return repo, review
+
+
+def _board_of(root: Path, cwd: Path) -> PathResolver:
+    from blackboard.project import identify_project
+
+    return PathResolver(str(root), identify_project(str(cwd)))
+
+
+def _former_board(root: Path, way_in: Path, session_id: str, note: str) -> PathResolver:
+    """The board ``way_in`` had before ADR 31, with one ended session: its handoffs, marker and a claim."""
+    from blackboard import board, session
+    from blackboard.project import Project, former_local_name
+
+    former = PathResolver(str(root), Project("local", former_local_name(str(way_in)), None, "before ADR 31"))
+    session.start(former, session_id, "startup", {"cwd": str(way_in)}, settings_now())
+    board.Board(former, session_id).note(note, "main")
+    session.end(former, session_id, "other", settings_now())
+    Path(former.claims_dir).mkdir(parents=True, exist_ok=True)
+    Path(former.claim_path(f"{session_id}/t1")).write_text('{"holder": "x"}\n')
+    Path(former.get_legacy_dir()).mkdir(parents=True, exist_ok=True)
+    (Path(former.get_legacy_dir()) / "session-notes.md").write_bytes(b"old flat notes \xff\n")
+    return former
+
+
+def _files(folder: str) -> dict:
+    """Every file under ``folder``: its path from there and its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in Path(folder).rglob("*") if p.is_file()}
+
+
+def test_a_worktrees_former_board_moves_into_the_repositorys_board_losing_nothing(tmp_path: Path, root: Path) -> None:
+    repo, review = _worktree(tmp_path)
+    former = _former_board(root, review, "old-review", "the review is half done")
+    before = _files(former.project_dir)
+    resolver = _board_of(root, review)
+    assert resolver.project_dir != former.project_dir
+
+    migrate.migrate_if_needed(resolver, str(review), os.environ["HOME"], os.environ)
+
+    assert not os.path.lexists(os.path.dirname(former.project_dir))  # the former board is gone, folder and all
+    after = _files(resolver.project_dir)
+    aside = f"_legacy/board-{former.project.name}/"
+    for relative, data in before.items():
+        if relative.split("/")[0] in migrate.MERGED_PARTS:
+            assert after.get(relative) == data, relative  # in its own place, byte for byte
+        else:
+            assert after.get(aside + relative) == data, relative  # the rest kept aside, byte for byte
+    fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert fields["session_id"] == "old-review" and "the review is half done" in body
+    assert _board_of(root, repo).project_dir == resolver.project_dir  # the main checkout sees it too
+    (run,) = [r for r in json.loads(read_manifest(resolver))["migrations"] if r.get("board")]
+    assert run["source"] == former.project_dir
+    assert {r["file"] for r in run["files"]} >= {"sessions/old-review", "handoff/latest-handoff.md", "_legacy"}
+
+
+def read_manifest(resolver: PathResolver) -> str:
+    return (Path(resolver.get_legacy_dir()) / migrate.MANIFEST).read_text()
+
+
+def test_a_former_board_moves_once_as_the_dry_run_said(tmp_path: Path, root: Path) -> None:
+    _, review = _worktree(tmp_path)
+    former = _former_board(root, review, "old-review", "first")
+    resolver = _board_of(root, review)
+    planned = migrate.plan(resolver, str(review), os.environ["HOME"], os.environ)
+    assert os.path.isdir(former.project_dir)  # a dry run moves nothing
+    moved = migrate.move_former_boards(resolver, str(review))
+    assert [(m.source, m.destination, m.size) for m in moved] == [(m.source, m.destination, m.size) for m in planned]
+    assert os.path.join(former.sessions_dir, "old-review") in {m.source for m in moved}
+    assert migrate.move_former_boards(resolver, str(review)) == []
+    assert migrate.plan(resolver, str(review), os.environ["HOME"], os.environ) == []
+    assert len(json.loads(read_manifest(resolver))["migrations"]) == 1
+
+
+def test_what_the_board_has_already_is_kept_and_the_newer_handoff_stays_latest(tmp_path: Path, root: Path) -> None:
+    """The repository's board and a worktree's former one both hold session s-1 and a latest handoff."""
+    from blackboard import board, session
+
+    repo, review = _worktree(tmp_path)
+    resolver = _board_of(root, repo)
+    session.start(resolver, "s-1", "startup", {"cwd": str(repo)}, settings_now())
+    board.Board(resolver, "s-1").note("written in the main checkout", "main")
+    session.end(resolver, "s-1", "other", settings_now())
+    own = _files(resolver.sessions_dir)
+    former = _former_board(root, review, "s-1", "written in the worktree, later")
+    theirs = _files(former.sessions_dir)
+    latest = Path(former.latest_handoff_path()).read_bytes()
+
+    migrate.move_former_boards(_board_of(root, review), str(review))
+
+    assert _files(resolver.sessions_dir) == own  # nothing of this board replaced
+    aside = Path(resolver.get_legacy_dir()) / f"board-{former.project.name}"
+    assert _files(str(aside / "sessions")) == theirs
+    assert (aside / "handoff" / "latest-handoff.md").read_bytes() == latest
+    fields, body = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert "written in the worktree, later" in body  # the newer of the two is the latest
+
+
+def test_a_link_to_a_folder_outside_git_brings_its_board_to_the_real_folders(tmp_path: Path, root: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    current = tmp_path / "current"
+    current.symlink_to(tmp_path / "notes")
+    former = _former_board(root, current, "via-link", "came in through the link")
+    resolver = _board_of(root, current)
+    assert former.project.name.startswith("current-") and resolver.project.name.startswith("notes-")
+
+    migrate.migrate_if_needed(resolver, str(current), os.environ["HOME"], os.environ)
+
+    assert os.path.isfile(resolver.meta_path("via-link"))
+    assert not os.path.lexists(former.project_dir)
+
+
+def test_a_project_named_after_its_remote_takes_no_local_board(tmp_path: Path, root: Path) -> None:
+    from helpers import make_git_project
+
+    checkout = make_git_project(tmp_path / "widget")
+    (tmp_path / "current").symlink_to(checkout)
+    former = _former_board(root, tmp_path / "current", "local-1", "a local board")
+    resolver = _board_of(root, tmp_path / "current")
+    assert migrate.move_former_boards(resolver, str(tmp_path / "current")) == []
+    assert os.path.isfile(former.meta_path("local-1"))
+
+
+def test_a_start_in_the_main_checkout_brings_every_worktrees_former_board(tmp_path: Path, root: Path) -> None:
+    repo, review = _worktree(tmp_path)
+    former = _former_board(root, review, "old-review", "the review is half done")
+    resolver = _board_of(root, repo)
+
+    migrate.migrate_if_needed(resolver, str(repo), os.environ["HOME"], os.environ)
+
+    assert os.path.isfile(resolver.meta_path("old-review"))
+    assert not os.path.lexists(former.project_dir)
+
+
+def test_a_worktree_the_repository_lists_but_that_is_another_folder_now_keeps_its_board(
+    tmp_path: Path, root: Path
+) -> None:
+    """``.git/worktrees/x/gitdir`` may name any folder: only one whose ``.git`` leads back here is this project's."""
+    repo, _ = _worktree(tmp_path)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    listed = Path(repo / ".git" / "worktrees" / "elsewhere")
+    listed.mkdir()
+    (listed / "gitdir").write_text(f"{notes}/.git\n")
+    theirs = _former_board(root, notes, "notes-1", "notes of a folder outside git")
+    assert _board_of(root, notes).project_dir == theirs.project_dir  # that folder's board today
+
+    migrate.migrate_if_needed(_board_of(root, repo), str(repo), os.environ["HOME"], os.environ)
+
+    assert os.path.isfile(theirs.meta_path("notes-1"))

@@ -1,11 +1,14 @@
 import os
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
 
-from blackboard.project import former_name, identify_project, parse_remote, safe_segment
+from blackboard.project import former_local_name, former_name, identify_project, parse_remote, safe_segment
 from helpers import make_git_project
+
+GIT_IDENTITY = ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
 
 
 @pytest.mark.parametrize(
@@ -66,8 +69,6 @@ def test_hosts_never_share_a_board(url: str) -> None:
     ],
 )
 def test_a_path_remote_is_named_after_the_path(url: str, expected: str) -> None:
-    import zlib
-
     assert parse_remote(url) == ("local", f"widget-{zlib.crc32(expected.encode()):08x}")
 
 
@@ -180,3 +181,106 @@ def test_where_shows_a_remote_without_its_user_and_password(tmp_path: Path, monk
     assert code == 0
     assert "s3cretPassw0rd" not in out
     assert "https://[REDACTED]@git.example.com" in out  # the user part of a remote is never shown
+
+
+# --- one project, every way in (issue 37, points 5 and 6; docs/adr/0031-one-project-every-way-in.md) -------------
+
+
+def _git(*args: str) -> None:
+    subprocess.run(["git", *GIT_IDENTITY, *args], check=True, capture_output=True)
+
+
+def _widget_and_review(tmp_path: Path) -> tuple[Path, Path]:
+    """``git init``, a commit, ``git worktree add ../widget-review``: no origin remote."""
+    repo = make_git_project(tmp_path / "widget", remote=None)
+    _git("-C", str(repo), "commit", "-q", "--allow-empty", "-m", "x")
+    _git("-C", str(repo), "worktree", "add", "-q", "-b", "review", str(tmp_path / "widget-review"))
+    return repo, tmp_path / "widget-review"
+
+
+def test_every_worktree_of_a_repository_without_a_remote_is_one_project(tmp_path: Path) -> None:
+    repo, review = _widget_and_review(tmp_path)
+    main, other = identify_project(str(repo)), identify_project(str(review / "src"))
+    assert (other.org, other.name) == (main.org, main.name)
+    assert main.name == f"widget-{zlib.crc32(str(repo.resolve()).encode()):08x}"
+    assert (main.git_branch, other.git_branch) == ("main", "review")
+    assert (main.toplevel, other.toplevel) == (str(repo), str(review))  # each its own checkout still
+
+
+def test_a_main_checkout_keeps_the_board_it_had(tmp_path: Path) -> None:
+    """No board moves for the usual case: the repository's own folder, reached as it is."""
+    repo = make_git_project(tmp_path / "widget", remote=None)
+    assert identify_project(str(repo)).name == former_local_name(str(repo))
+
+
+def test_a_link_to_a_repository_without_a_remote_is_the_same_project(tmp_path: Path) -> None:
+    repo, review = _widget_and_review(tmp_path)
+    (tmp_path / "current").symlink_to(repo)
+    (tmp_path / "current-review").symlink_to(review)
+    expected = identify_project(str(repo))
+    for way_in in ("current", "current-review", "current/src"):
+        found = identify_project(str(tmp_path / way_in))
+        assert (found.org, found.name) == (expected.org, expected.name), way_in
+        assert found.name.startswith("widget-")
+
+
+def test_a_folder_outside_git_reached_through_a_link_is_named_after_the_real_folder(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "current").symlink_to(tmp_path / "notes")
+    real, linked = identify_project(str(tmp_path / "notes")), identify_project(str(tmp_path / "current"))
+    assert linked == real
+    assert linked.name == f"notes-{zlib.crc32(str((tmp_path / 'notes').resolve()).encode()):08x}"
+    assert linked.name == former_local_name(str(tmp_path / "notes"))  # unchanged for the folder itself
+
+
+def test_a_bare_repository_and_its_worktrees_are_named_after_it(tmp_path: Path) -> None:
+    bare = tmp_path / "widget.git"
+    _git("init", "-q", "--bare", "--template=", "-b", "main", str(bare))
+    scratch = make_git_project(tmp_path / "scratch", remote=str(bare))
+    _git("-C", str(scratch), "commit", "-q", "--allow-empty", "-m", "x")
+    _git("-C", str(scratch), "push", "-q", str(bare), "main")
+    _git("-C", str(bare), "worktree", "add", "-q", str(tmp_path / "one"), "main")
+    _git("-C", str(bare), "worktree", "add", "-q", "-b", "two", str(tmp_path / "two"))
+    one, two = identify_project(str(tmp_path / "one")), identify_project(str(tmp_path / "two"))
+    assert one == two
+    assert one.name == f"widget-{zlib.crc32(str(bare.resolve()).encode()):08x}"
+
+
+@pytest.mark.parametrize(
+    "dot_git",
+    [
+        pytest.param("gitdir: /nonexistent/anywhere\n", id="gitdir-to-nowhere"),
+        pytest.param("gitdir: {tmp}\n", id="gitdir-to-a-plain-folder"),
+        pytest.param("gitdir: {tmp}/loop\n", id="gitdir-to-a-link-loop"),
+        pytest.param("gitdir: {tmp}/repo/.git\n\x00garbage" + "x" * 2_000_000, id="huge-garbage"),
+    ],
+)
+def test_a_dot_git_leading_nowhere_falls_back_on_the_folders_real_path(tmp_path: Path, dot_git: str) -> None:
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / ".git").write_text(dot_git.format(tmp=tmp_path))
+    (tmp_path / "via").symlink_to(checkout)
+    found = identify_project(str(tmp_path / "via"))
+    assert found.org == "local"
+    assert found.name == f"checkout-{zlib.crc32(str(checkout.resolve()).encode()):08x}"
+    assert "leads to no repository" in found.reason
+
+
+def test_a_commondir_of_garbage_falls_back_on_the_checkouts_real_path(tmp_path: Path) -> None:
+    _, review = _widget_and_review(tmp_path)
+    git_dir = Path((review / ".git").read_text().split(":", 1)[1].strip())
+    (git_dir / "commondir").write_bytes(b"\x00\xff" * 1000 + b"\n../..\n")
+    found = identify_project(str(review))
+    assert found.name == f"widget-review-{zlib.crc32(str(review.resolve()).encode()):08x}"
+
+
+def test_where_explains_a_shared_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers import run_cli
+
+    repo, review = _widget_and_review(tmp_path)
+    monkeypatch.chdir(review)
+    code, out, _ = run_cli("where")
+    assert code == 0
+    assert f"project       widget-{zlib.crc32(str(repo.resolve()).encode()):08x}" in out
+    assert f"the repository {repo.resolve() / '.git'}, shared by every checkout, worktree and link of it" in out

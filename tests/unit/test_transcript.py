@@ -1,4 +1,4 @@
-"""The transcript fallback (``transcript``): driven by the transcript recorded from Claude Code 2.1.330."""
+"""The transcript fallback (``transcript``): driven by the transcript recorded from Claude Code 2.1.332."""
 
 import json
 import os

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 import click
 
 from .. import claims
+from ..board import Changed
 from ..entries import Entry
 from ..ledger import CLOSED_STATUSES, Item
+from ..redact import redact
 from .common import FILE, GLOBAL, Command, author, current_board, emit, entry_json, text_of, warn
 
 
@@ -51,26 +53,44 @@ def task_add(text: Sequence[str], path: str | None) -> None:
 def task_claim(task_id: str) -> None:
     """Claim a task before working on it; fails if someone else has it."""
     claimed = current_board(writing=True).claim_task(task_id, author())
-    emit(entry_json(claimed), f"claimed {claimed.id}: {claimed.body}")
+    emit(_changed_json(claimed), f"claimed {claimed.name}: {claimed.task.body}")
+
+
+FORCE = click.option(
+    "--force", is_flag=True, help="Close it even when another live session has claimed it (the answer names which)."
+)
 
 
 @task.command("done")
 @click.argument("task_id")
+@FORCE
 @GLOBAL
-def task_done(task_id: str) -> None:
-    """Mark a task done."""
-    finished = current_board(writing=True).finish_task(task_id, author())
-    emit(entry_json(finished), f"done {finished.id}: {finished.body}")
+def task_done(task_id: str, force: bool) -> None:
+    """Mark a task done. Another live session's claimed task is its to close, but with --force."""
+    finished = current_board(writing=True).finish_task(task_id, author(), force)
+    emit(_changed_json(finished), f"done {finished.name}{_overrode(finished)}: {finished.task.body}")
 
 
 @task.command("drop")
 @click.argument("task_id")
 @click.option("--reason", required=True, metavar="TEXT", help="Why it will not be done (kept in the handoffs).")
+@FORCE
 @GLOBAL
-def task_drop(task_id: str, reason: str) -> None:
-    """Drop a task that will not be done; it leaves the open work of every later handoff."""
-    dropped = current_board(writing=True).drop_task(task_id, author(), reason)
-    emit(entry_json(dropped), f"dropped {dropped.id}: {dropped.body}")
+def task_drop(task_id: str, reason: str, force: bool) -> None:
+    """Drop a task that will not be done; it leaves the open work of every later handoff. Another live session's
+    claimed task is its to drop, but with --force."""
+    dropped = current_board(writing=True).drop_task(task_id, author(), reason, force)
+    emit(_changed_json(dropped), f"dropped {dropped.name}{_overrode(dropped)}: {dropped.task.body}")
+
+
+def _changed_json(changed: Changed) -> dict[str, object]:
+    return {**entry_json(changed.task), "key": changed.key}
+
+
+def _overrode(changed: Changed) -> str:
+    """`` (forced: claimed by main in live session 5f1c8a2e since …)``: whose claim ``--force`` overrode."""
+    held = changed.task.fields.get("overrode_claim")
+    return f" (forced: claimed by {held})" if held else ""
 
 
 @task.command("list")
@@ -93,7 +113,7 @@ def task_list(show_all: bool) -> None:
     data: dict[str, object] = {
         "session_id": board.session_id,
         "tasks": [entry_json(t) for t in shown],
-        "live": [{"key": key, "session_id": session_id, **entry_json(task)} for key, session_id, task in live],
+        "live": [{"key": key, "session_id": session_id, **_others(task)} for key, session_id, task in live],
         "carried": [_carried_json(i, held.get(i.key)) for i in carried],
     }
     if latest.cut:
@@ -108,7 +128,9 @@ def _task_line(task: Entry, session_id: str) -> str:
     origin = task.fields.get("origin")
     carried = f" (carried: {origin})" if origin else ""
     first = task.body.splitlines()[0] if task.body else ""
-    return f"{task.id:<5} {status:<8} {first}{_holder(task, session_id)}{carried}"
+    forced = task.fields.get("overrode_claim")
+    over = f" (forced: claimed by {forced})" if forced else ""
+    return f"{task.id:<5} {status:<8} {first}{_holder(task, session_id)}{over}{carried}"
 
 
 def _holder(task: Entry, session_id: str) -> str:
@@ -121,12 +143,22 @@ def _holder(task: Entry, session_id: str) -> str:
     return f" [{who}{where} since {task.fields.get('claimed_at', '?')}]"
 
 
+def _others(task: Entry) -> dict[str, object]:
+    """Another live session's task as JSON: its words redacted whole, as every view of other sessions has them."""
+    return {key: redact(value) if isinstance(value, str) else value for key, value in entry_json(task).items()}
+
+
 def _live_line(key: str, session_id: str, task: Entry) -> str:
-    """``5f1c8a2e/t2 claimed  write the test [test-writer in session 5f1c8a2e since …] (on live session 5f1c8a2e)``."""
+    """``5f1c8a2e/t2 claimed  write the test [test-writer in session 5f1c8a2e since …] (on live session 5f1c8a2e)``.
+
+    Another session's words are redacted whole before the first line is taken.
+    """
     origin, _, local = key.rpartition("/")
     status = task.fields.get("status", "open")
-    first = task.body.splitlines()[0] if task.body else ""
-    return f"{origin[:8]}/{local} {status:<8} {first}{_holder(task, '')} (on live session {session_id[:8]})"
+    body = redact(task.body)
+    first = body.splitlines()[0] if body else ""
+    holder = redact(_holder(task, ""))
+    return f"{origin[:8]}/{local} {status:<8} {first}{holder} (on live session {session_id[:8]})"
 
 
 def _carried_line(item: Item, claim: claims.Claim | None) -> str:

@@ -153,10 +153,14 @@ def where() -> None:
 @click.command(cls=Command)
 @GLOBAL
 def who() -> None:
-    """The project's other live sessions: checkout, branch, latest request, files edited lately, claims."""
+    """The project's live sessions but your own: checkout, branch, latest request, files edited lately, claims.
+
+    From a terminal with no session of your own, every live session of the project.
+    """
     named = global_options().get("session") or (settings().named_session or ("", ""))[1]
     me = named if is_session_id(named) else ""
     resolver = here()
     found, total = neighbours(resolver, settings(), exclude=me, limit=1000)
     text = "\n".join(who_lines(found, total, resolver.project.toplevel))
-    emit({"session_id": me or None, "sessions": [n.to_json() for n in found]}, text or "(no other live session here)")
+    nobody = "(no other live session here)" if me else "(no live session here)"
+    emit({"session_id": me or None, "sessions": [n.to_json() for n in found]}, text or nobody)

@@ -1,7 +1,8 @@
 """UserPromptSubmit and PostToolUse (and Stop's message): what the event tells of the session, into its digest
-and its ``_live.jsonl``; at a prompt, a word when the checkout's branch moved under the session.
+and its ``_live.jsonl``; at a prompt and after a tool call, a word when someone else moved the checkout's
+branch or HEAD (``guard.head_notice``), and after a shell command of its own that moved it, its own move.
 
-After every prompt and edit: nothing more is done, and nothing more imported.
+After every prompt, edit and shell command: nothing more is done, and nothing more imported.
 """
 
 from __future__ import annotations
@@ -9,22 +10,28 @@ from __future__ import annotations
 import json
 import os
 
-from .. import digest, live
-from ..guard import head_notice
+from .. import digest, live, shell
+from ..guard import checkout_of, head_notice
 from ..paths import PathResolver
 from ..registry import session_dir
 from ..settings import Settings
 from . import board_of, usable_path
 
+EVENT_NAMES = {"user-prompt-submit": "UserPromptSubmit", "post-tool-use": "PostToolUse"}
+
 
 def run(event: str, payload: dict[str, object], settings: Settings) -> str | None:
     resolver, session_id = board_of(payload, settings, new_session=False)
-    if not capture(event, resolver, session_id, payload, settings) or event != "user-prompt-submit":
+    if not capture(event, resolver, session_id, payload, settings):
         return None
-    notice = head_notice(resolver, session_id, usable_path(payload.get("cwd")) or os.getcwd(), settings)
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    shell = event == "post-tool-use" and payload.get("tool_name") == "Bash"
+    cwd = usable_path(payload.get("cwd")) or os.getcwd()
+    notice = head_notice(resolver, session_id, cwd, settings, command=str(command or "") if shell else None)
     if notice is None:
         return None
-    output = {"hookEventName": "UserPromptSubmit", "additionalContext": notice}
+    output = {"hookEventName": EVENT_NAMES[event], "additionalContext": notice}
     return json.dumps({"hookSpecificOutput": output})
 
 
@@ -47,7 +54,7 @@ def capture(
     elif event == "stop":
         if settings.digest:
             digest.record_stop(path, payload.get("last_assistant_message"))
-    else:
+    elif payload.get("tool_name") in digest.EDIT_TOOLS:
         tool_input = payload.get("tool_input")
         file_path = (
             tool_input.get("file_path") or tool_input.get("notebook_path") if isinstance(tool_input, dict) else None
@@ -55,7 +62,12 @@ def capture(
         if settings.digest:
             project_dir = resolver.project.toplevel or usable_path(payload.get("cwd"))
             digest.record_edit(path, payload.get("tool_name"), file_path, project_dir)
-        _record_edit(resolver.live_path(session_id), payload.get("tool_name"), file_path)
+        _record_edit(resolver.live_path(session_id), file_path, usable_path(payload.get("cwd")))
+    elif payload.get("tool_name") == "Bash":
+        tool_input = payload.get("tool_input")
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        if isinstance(command, str):
+            _record_writes(resolver.live_path(session_id), command, usable_path(payload.get("cwd")))
     return True
 
 
@@ -65,7 +77,25 @@ def _cut(text: str, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _record_edit(path: str, tool: object, file_path: object) -> None:
-    where = live.locate(file_path) if tool in digest.EDIT_TOOLS and isinstance(file_path, str) else None
+SHELL_WRITES = ("remove", "overwrite", "move", "rewrite")  # what a command did to files it names
+
+
+def _record_writes(path: str, command: str, cwd: str | None) -> None:
+    """The files a shell command of the session wrote (``sed -i``, ``>``, ``mv``…): they are its own, as edits are."""
+    if cwd is None or not os.path.isabs(cwd):
+        return
+    own = checkout_of(cwd)
+    for effect in shell.effects(command, cwd):
+        if effect.kind not in SHELL_WRITES or effect.whole or not os.path.isabs(effect.cwd):
+            continue
+        for written in effect.paths:
+            if not any(char in written for char in "*?["):  # a glob names no file of its own
+                where = live.locate(os.path.normpath(os.path.join(effect.cwd, written)), own)
+                if where is not None:
+                    live.record_edit(path, *where)
+
+
+def _record_edit(path: str, file_path: object, cwd: str | None) -> None:
+    where = live.locate(file_path, checkout_of(cwd)) if isinstance(file_path, str) else None
     if where is not None:
         live.record_edit(path, *where)

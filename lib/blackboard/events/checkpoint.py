@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 from .. import session
-from ..guard import see_head
-from ..meta import ACTIVE
 from ..settings import Settings
-from . import board_of, log_failure, usable_path
+from . import board_of, log_failure
 from .capture import capture
 
 
@@ -19,6 +15,6 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> None:
             capture(event, resolver, session_id, payload, settings)
         except Exception:  # noqa: BLE001 - a digest that could not take the message must not cost the checkpoint
             log_failure(event, settings)
-    meta = session.checkpoint(resolver, session_id, settings)
-    if event == "stop" and meta is not None and meta["status"] == ACTIVE:
-        see_head(resolver, session_id, usable_path(payload.get("cwd")) or os.getcwd())  # the HEAD its turn left
+    # The HEAD its turn left is not taken as seen here: a move by another session during the turn would pass
+    # for the session's own. Its own moves are recorded after each of its shell commands (``capture``).
+    session.checkpoint(resolver, session_id, settings)

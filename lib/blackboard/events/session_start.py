@@ -56,6 +56,11 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str:
             fetch.stop()  # never leave a git running after the hook
         raise
     try:
+        recovery.close_past(resolver, session_id, settings, STARTED + RECOVERY_SECONDS)  # after its parent was found
+    except Exception:  # noqa: BLE001 - a past it cannot close costs the session nothing else
+        log_failure(event, settings)
+        troubled = True
+    try:
         _export_env(settings.env_file, session_id, started.board_dir)
         if not started.reopened:  # a session going on compares with what it saw last, at its next prompt
             see_head(resolver, session_id, cwd)  # what this session's checkout is at: a move by another is told

@@ -1,0 +1,314 @@
+"""What a git verb or a write command does to the files it names, read from its arguments (docs/adr/0033).
+
+``git(["checkout", "--", "a.py"], "/repo")`` gives ``[("restore", "/repo", ["a.py"], False)]``. Pure
+functions over argument lists, the words of one command after the shell has read them (``shell.py``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+
+NOT_FILES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
+_GIT_WHOLE = {"pull": "pull", "rebase": "rebase", "merge": "merge", "cherry-pick": "cherry-pick", "revert": "revert"}
+_GIT_WHOLE.update({"am": "am", "switch": "switch"})
+
+
+def join(cwd: str, path: str) -> str:
+    """``cwd`` after ``cd path``; a path starting with ``~`` or a variable is kept as written."""
+    if path.startswith(("~", "$")):
+        return path
+    return posixpath.normpath(posixpath.join(cwd, path))
+
+
+# What one command does, as (kind, cwd, paths, whole) tuples; what a git verb or a writer does, without the cwd.
+Found = list[tuple[str, str, list[str], bool]]
+Judged = list[tuple[str, list[str], bool]]
+_Options = tuple[dict[str, str], list[str], list[str]]
+
+
+def split_options(args: list[str], short: str = "", long: tuple[str, ...] = (), attached: str = "") -> _Options:
+    """Splits ``args`` into ({option: value}, operands, operands after ``--``); ``short`` and ``long`` take a value.
+
+    ``attached`` letters take only a value written in the same word (``sed -i.bak``, ``perl -pi``).
+    """
+    options: dict[str, str] = {}
+    operands: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        index += 1
+        if arg == "--":
+            return options, operands, args[index:]
+        if arg.startswith("--"):
+            name, has_value, value = arg.partition("=")
+            if not has_value and name in long and index < len(args):
+                value, index = args[index], index + 1
+            options[name] = value
+        elif arg.startswith("-") and len(arg) > 1:
+            for position, letter in enumerate(arg[1:], 2):
+                options["-" + letter] = arg[position:]
+                if letter in short and position == len(arg) and index < len(args):
+                    options["-" + letter], index = args[index], index + 1
+                if letter in short or letter in attached:
+                    break
+        else:
+            operands.append(arg)
+    return options, operands, []
+
+
+def git(args: list[str], cwd: str) -> Found:
+    """``git [global options] VERB …``: the verbs that touch the working tree or sweep it into a commit."""
+    index = 0
+    aliases: dict[str, list[str]] = {}
+    while index < len(args) and args[index].startswith("-"):
+        arg = args[index]
+        index += 1
+        name, has_value, value = arg.partition("=")
+        if name in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env"):
+            if not has_value:
+                value, index = args[index], index + 1
+            if name == "-C" or name == "--work-tree":
+                cwd = join(cwd, value)
+            key, _, expansion = value.partition("=")
+            if name == "-c" and key.lower().startswith("alias.") and not expansion.startswith("!"):
+                aliases[key[len("alias.") :]] = expansion.split()
+    if index >= len(args):
+        return []
+    verb, rest = args[index], args[index + 1 :]
+    if aliases.get(verb):  # `git -c alias.x=stash x`; aliases of the person's config are not read (no I/O here)
+        verb, rest = (aliases[verb] + rest)[0], (aliases[verb] + rest)[1:]
+    if verb in _GIT_WHOLE:
+        return [(_GIT_WHOLE[verb], cwd, [], True)]
+    judge = _GIT_VERBS.get(verb)
+    return [(kind, cwd, paths, whole) for kind, paths, whole in judge(rest)] if judge else []
+
+
+def _git_stash(rest: list[str]) -> Judged:
+    sub = rest[0] if rest and not rest[0].startswith("-") else "push"
+    if sub in ("list", "show", "create", "store"):
+        return []
+    if sub == "branch":
+        return [("switch", [], True)]
+    if sub != "push":  # save, pop, apply, drop, clear: the files, or the stashes, of every session
+        return [("stash", [], True)]
+    options, operands, after = split_options(rest[1:] if rest[:1] == ["push"] else rest, "m", ("--message",))
+    paths = operands + after
+    return [("stash", paths, not paths or "--pathspec-from-file" in options)]
+
+
+def _git_reset(rest: list[str]) -> Judged:
+    """Only the modes that change files: ``--mixed`` (the default) and ``--soft`` keep the working tree."""
+    options, _, _ = split_options(rest)
+    return [("reset", [], True)] if {"--hard", "--merge", "--keep"} & set(options) else []
+
+
+def _looks_like_path(word: str) -> bool:
+    """A ``checkout`` operand that is a path rather than a branch: ``.``, ``./x``, ``src/auth.py``, ``*.py``."""
+    if word in (".", "..") or word.startswith(("./", "../", "/", ":")) or any(c in word for c in "*?["):
+        return True
+    return "/" in word and "." in posixpath.basename(word)
+
+
+def _git_checkout(rest: list[str]) -> Judged:
+    options, operands, after = split_options(rest, "bB", ("--orphan", "--conflict"))
+    if {"-b", "-B", "--orphan", "--detach"} & set(options):
+        return [("switch", [], True)]
+    if "--pathspec-from-file" in options:
+        return [("restore", [], True)]
+    if after:
+        return [("restore", after, False)]
+    if not operands:  # `checkout -f` throws every change away; bare `checkout` only reports
+        return [("restore", [], True)] if {"-p", "--patch", "-f", "--force"} & set(options) else []
+    if len(operands) == 1 and not _looks_like_path(operands[0]):
+        return [("switch", [], True)]
+    return [("restore", operands, False)]
+
+
+def _git_restore(rest: list[str]) -> Judged:
+    """``--staged`` alone changes the index only: the working tree, and so no one's work, is touched."""
+    options, operands, after = split_options(rest, "s", ("--source",))
+    if {"-S", "--staged"} & set(options) and not {"-W", "--worktree"} & set(options):
+        return []
+    paths = operands + after
+    if "--pathspec-from-file" in options or (not paths and {"-p", "--patch"} & set(options)):
+        return [("restore", [], True)]
+    return [("restore", paths, False)] if paths else []
+
+
+def _git_clean(rest: list[str]) -> Judged:
+    """``git clean`` starts from the current directory: without paths, ``.``."""
+    options, operands, after = split_options(rest, "e", ("--exclude",))
+    if {"-n", "--dry-run"} & set(options):
+        return []
+    return [("clean", operands + after or ["."], False)]
+
+
+def _git_add(rest: list[str]) -> Judged:
+    """``add -A|-u`` sweep the whole checkout; ``add PATHS`` sweeps what is under them (``.`` is a path)."""
+    options, operands, after = split_options(rest, "", ("--chmod",))
+    paths = operands + after
+    if {"-n", "--dry-run"} & set(options):
+        return []
+    every = {"-A", "--all", "-u", "--update", "--no-ignore-removal"} & set(options)
+    if "--pathspec-from-file" in options or any(path in (":/", ":") for path in paths) or (every and not paths):
+        return [("sweep", [], True)]
+    return [("sweep", paths, False)] if paths else []
+
+
+_COMMIT_VALUES: tuple[str, ...] = ("--message", "--file", "--reuse-message", "--reedit-message", "--fixup")
+_COMMIT_VALUES += ("--squash", "--author", "--date", "--template", "--cleanup", "--trailer")
+
+
+def _git_commit(rest: list[str]) -> Judged:
+    options, operands, after = split_options(rest, "mFcCt", _COMMIT_VALUES, attached="Su")
+    paths = operands + after
+    if "--dry-run" in options:
+        return []
+    if {"-a", "--all"} & set(options):
+        return [("sweep", [], True)]
+    if "--pathspec-from-file" in options:
+        return [("commit-paths", [], True)]
+    return [("commit-paths", paths, False)] if paths else []
+
+
+def _git_apply(rest: list[str]) -> Judged:
+    """The files a patch names are in the patch, not the command: the whole checkout."""
+    options = set(split_options(rest, "pC", ("--directory", "--exclude", "--include"))[0])
+    reads_only = {"--check", "--stat", "--numstat", "--summary"} & options and "--apply" not in options
+    if reads_only or ("--cached" in options and "--index" not in options):
+        return []
+    return [("rewrite", [], True)]
+
+
+def _git_rm(rest: list[str]) -> Judged:
+    options, operands, after = split_options(rest)
+    if {"--cached", "-n", "--dry-run"} & set(options):
+        return []
+    return [("remove", operands + after, "--pathspec-from-file" in options)]
+
+
+def _git_mv(rest: list[str]) -> Judged:
+    options, operands, after = split_options(rest)
+    return [] if {"-n", "--dry-run"} & set(options) else [("move", operands + after, False)]
+
+
+def _git_bisect(rest: list[str]) -> Judged:
+    """Every step of a bisection checks out another commit."""
+    return [] if rest[:1] in (["log"], ["view"], ["visualize"], ["terms"], ["help"]) else [("switch", [], True)]
+
+
+_GIT_VERBS = {
+    "stash": _git_stash,
+    "reset": _git_reset,
+    "checkout": _git_checkout,
+    "restore": _git_restore,
+    "clean": _git_clean,
+    "add": _git_add,
+    "commit": _git_commit,
+    "apply": _git_apply,
+    "rm": _git_rm,
+    "mv": _git_mv,
+    "bisect": _git_bisect,
+}
+
+
+def _remove(args: list[str]) -> Judged:
+    options, operands, after = split_options(args)
+    paths = operands + after
+    return [("remove", paths, False)] if paths else []
+
+
+def _copy_like(kind: str, short: str, sources_too: bool, needs: str = "") -> Callable[[list[str]], Judged]:
+    """``mv``, ``cp``, ``install``, ``ln``: the target (``-t DIR`` or the last operand), and for ``mv`` the sources.
+
+    ``needs`` names options without which the command overwrites nothing (``ln`` replaces a file only with ``-f``).
+    """
+
+    def judge(args: list[str]) -> Judged:
+        options, operands, after = split_options(args, short, ("--target-directory", "--suffix", "--mode", "--owner"))
+        operands += after
+        if needs and not any("-" + letter in options for letter in needs) and "--force" not in options:
+            return []
+        target = options.get("-t") or options.get("--target-directory")
+        if target:
+            sources, targets = operands, [target]
+        elif len(operands) >= 2:
+            sources, targets = operands[:-1], operands[-1:]
+        elif needs and operands:  # `ln -sf /x/y` makes ./y
+            sources, targets = operands, [posixpath.basename(operands[0].rstrip("/"))]
+        else:
+            return []
+        return [(kind, sources + targets if sources_too else targets, False)]
+
+    return judge
+
+
+def _install(args: list[str]) -> Judged:
+    """``install -d`` makes directories; otherwise it copies, as ``cp``."""
+    return [] if "-d" in split_options(args, "gmoSt")[0] else _copy_like("overwrite", "gmoSt", sources_too=False)(args)
+
+
+def _tee(args: list[str]) -> Judged:
+    options, operands, after = split_options(args)
+    paths = [path for path in operands + after if path != "-" and not path.startswith(NOT_FILES)]
+    kind = "rewrite" if {"-a", "--append"} & set(options) else "overwrite"
+    return [(kind, paths, False)] if paths else []
+
+
+def _sed(args: list[str]) -> Judged:
+    options, operands, after = split_options(args, "efl", ("--expression", "--file", "--line-length"), attached="i")
+    if not {"-i", "--in-place"} & set(options):
+        return []
+    has_script = {"-e", "-f", "--expression", "--file"} & set(options)
+    files = (operands if has_script else operands[1:]) + after
+    return [("rewrite", files, False)] if files else []
+
+
+def _perl(args: list[str]) -> Judged:
+    options, operands, after = split_options(args, "eE", (), attached="iIlmMx0dDC")
+    if "-i" not in options:
+        return []
+    files = (operands if {"-e", "-E"} & set(options) else operands[1:]) + after
+    return [("rewrite", files, False)] if files else []
+
+
+def _truncate(args: list[str]) -> Judged:
+    options, operands, after = split_options(args, "sr", ("--size", "--reference"))
+    paths = operands + after
+    return [("rewrite", paths, False)] if paths else []
+
+
+def _patch(args: list[str]) -> Judged:
+    """``patch FILE [PATCH]`` rewrites FILE; without one, the files the patch names: the whole checkout."""
+    options, operands, after = split_options(args, "pFiorBDVYzdg", ("--input", "--output", "--directory", "--strip"))
+    if "--dry-run" in options:
+        return []
+    output = options.get("-o") or options.get("--output")
+    if output:
+        return [("overwrite", [output], False)]
+    files = (operands + after)[:1]
+    return [("rewrite", files, not files)]
+
+
+def _dd(args: list[str]) -> Judged:
+    targets = [arg[3:] for arg in args if arg.startswith("of=") and not arg[3:].startswith(NOT_FILES)]
+    return [("overwrite", targets, False)] if targets else []
+
+
+WRITERS = {
+    "rm": _remove,
+    "rmdir": _remove,
+    "unlink": _remove,
+    "shred": _remove,
+    "mv": _copy_like("move", "tS", sources_too=True),
+    "cp": _copy_like("overwrite", "tS", sources_too=False),
+    "install": _install,
+    "ln": _copy_like("overwrite", "tS", sources_too=False, needs="f"),
+    "tee": _tee,
+    "sed": _sed,
+    "perl": _perl,
+    "truncate": _truncate,
+    "patch": _patch,
+    "dd": _dd,
+}

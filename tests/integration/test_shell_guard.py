@@ -1,0 +1,241 @@
+"""No session destroys another's work: the shell guard, holds and shared files through the hooks as Claude Code
+runs them (issue 38, SPEC §15b). A1 has changed ``src/auth.py`` and not committed it; b2 is another live session
+of the same checkout."""
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO, start_payload
+
+Start = Callable[[], subprocess.Popen]
+
+
+@pytest.fixture
+def claudes() -> Iterator[Start]:
+    started: list[subprocess.Popen] = []
+
+    def start() -> subprocess.Popen:
+        started.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"]))
+        return started[-1]
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait()
+
+
+def _git(checkout: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(checkout), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        check=True,
+        capture_output=True,
+    )
+
+
+def _bash(session_id: str, cwd: Path, command: str, event: str = "PreToolUse", mode: str = "default") -> dict:
+    return {
+        "session_id": session_id,
+        "cwd": str(cwd),
+        "hook_event_name": event,
+        "permission_mode": mode,
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+    }
+
+
+def _edit(session_id: str, cwd: Path, path: Path, event: str = "PreToolUse", mode: str = "default") -> dict:
+    payload = _bash(session_id, cwd, "", event, mode)
+    payload.update(tool_name="Edit", tool_input={"file_path": str(path), "old_string": "1", "new_string": "2"})
+    return payload
+
+
+def _decision(result) -> str | None:  # type: ignore[no-untyped-def]
+    assert result.returncode == 0 and result.stderr == b"", result.stderr
+    if not result.stdout:
+        return None
+    return json.loads(result.stdout)["hookSpecificOutput"].get("permissionDecision")
+
+
+@pytest.fixture
+def a_holds(run_hook, project: Path, claudes: Start) -> tuple[dict, dict]:
+    """a1 and b2 live, each with its own process; a1 changed src/auth.py (uncommitted) and asked for it."""
+    (project / "src").mkdir()
+    (project / "src" / "auth.py").write_text("token = 1\n")
+    (project / "notes.txt").write_text("n\n")
+    _git(project, "add", ".")
+    _git(project, "commit", "-q", "-m", "first")
+    envs = ({"CLAUDE_PID": str(claudes().pid)}, {"CLAUDE_PID": str(claudes().pid)})
+    for session_id, env in zip(("a1", "b2"), envs):
+        assert run_hook("SessionStart", start_payload(session_id, project), env=env).returncode == 0
+    prompt = {"session_id": "a1", "cwd": str(project), "hook_event_name": "UserPromptSubmit", "prompt": "rotate tokens"}
+    run_hook("UserPromptSubmit", prompt, env=envs[0])
+    (project / "src" / "auth.py").write_text("token = 2  # rotated\n")
+    run_hook("PostToolUse", _edit("a1", project, project / "src" / "auth.py", "PostToolUse"), env=envs[0])
+    return envs
+
+
+DESTROYING = [
+    pytest.param("git stash", id="stash"),
+    pytest.param("git stash push -m wip", id="stash-push"),
+    pytest.param("git reset --hard", id="reset-hard"),
+    pytest.param("git reset --hard HEAD~0", id="reset-hard-rev"),
+    pytest.param("git checkout -b other", id="checkout-new-branch"),
+    pytest.param("git switch -c other", id="switch-new-branch"),
+    pytest.param("git checkout .", id="checkout-dot"),
+    pytest.param("cd src && git checkout .", id="cd-checkout-dot"),
+    pytest.param("git checkout -- src/auth.py", id="checkout-path"),
+    pytest.param("git restore src/auth.py", id="restore"),
+    pytest.param("git clean -fdx", id="clean"),
+    pytest.param("git pull", id="pull"),
+    pytest.param("git rebase main", id="rebase"),
+    pytest.param("git merge other", id="merge"),
+    pytest.param("git add -A && git commit -m mine", id="add-all"),
+    pytest.param("git add . ; git commit -m mine", id="add-dot"),
+    pytest.param("git commit -am mine", id="commit-all"),
+    pytest.param("git add src/auth.py", id="add-the-file"),
+    pytest.param("FOO=1 git reset --hard", id="env-prefix"),
+    pytest.param("git -C {top} stash", id="git-C"),
+    pytest.param("bash -c 'git stash'", id="bash-c"),
+    pytest.param("(cd src; git stash)", id="subshell"),
+    pytest.param("ls && git stash || true", id="compound"),
+    pytest.param("sed -i s/token/key/ src/auth.py", id="sed-i"),
+    pytest.param("cd src && sed -i 's/2/3/' auth.py", id="cd-sed-i"),
+    pytest.param("rm src/auth.py", id="rm"),
+    pytest.param("rm -rf src", id="rm-folder"),
+    pytest.param("mv notes.txt src/auth.py", id="mv-over"),
+    pytest.param("cp notes.txt src/auth.py", id="cp-over"),
+    pytest.param("echo x > src/auth.py", id="redirect"),
+    pytest.param("echo x >> src/auth.py", id="append"),
+    pytest.param("echo x | tee src/auth.py", id="tee"),
+    pytest.param("truncate -s 0 src/auth.py", id="truncate"),
+    pytest.param("patch -p1 < fix.diff", id="patch"),
+    pytest.param("git apply fix.diff", id="git-apply"),
+    pytest.param("git stash && echo 'unbalanced", id="unparseable"),
+]
+
+
+@pytest.mark.parametrize("command", DESTROYING)
+def test_a_command_that_would_destroy_held_work_is_asked_about(run_hook, project: Path, a_holds, command: str) -> None:
+    result = run_hook("PreToolUse", _bash("b2", project, command.format(top=project)))
+    assert _decision(result) == "ask", command
+    answer = json.loads(result.stdout)
+    reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "session a1" in reason and '"rotate tokens"' in reason and "src/auth.py" in reason
+    assert answer["systemMessage"] == reason
+
+
+@pytest.mark.parametrize(
+    ("mode", "env"),
+    [("bypassPermissions", {}), ("dontAsk", {}), ("default", {"CLAUDE_CODE_SESSION_ATTENDED": "0"})],
+    ids=["bypass", "dont-ask", "headless"],
+)
+@pytest.mark.parametrize("command", ["git stash", "cd src && git checkout .", "sed -i s/a/b/ src/auth.py"])
+def test_where_no_one_can_be_asked_it_is_refused(
+    run_hook, project: Path, a_holds, mode: str, env: dict, command: str
+) -> None:
+    result = run_hook("PreToolUse", _bash("b2", project, command, mode=mode), env=env)
+    assert _decision(result) == "deny"
+    reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "commit or release" in reason and "blackboard who" in reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status",
+        "git diff src/auth.py",
+        "git log --oneline",
+        "git stash list",
+        "git show HEAD",
+        "cat src/auth.py",
+        "grep -r token src",
+        "sed -n 1p src/auth.py",
+        "ls -la",
+        "echo hello > notes.txt",
+        "rm notes.txt",
+        "pytest -q",
+    ],
+)
+def test_commands_that_only_read_or_touch_nothing_held_say_nothing(
+    run_hook, project: Path, a_holds, command: str
+) -> None:
+    result = run_hook("PreToolUse", _bash("b2", project, command))
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+def test_a_sessions_own_commands_are_its_own_business(run_hook, project: Path, a_holds) -> None:
+    assert _decision(run_hook("PreToolUse", _bash("a1", project, "git stash"), env=a_holds[0])) is None
+
+
+def test_committed_work_is_no_longer_held(run_hook, project: Path, a_holds) -> None:
+    _git(project, "commit", "-qam", "a1 commits")
+    assert _decision(run_hook("PreToolUse", _bash("b2", project, "git stash", mode="bypassPermissions"))) is None
+    edit = _edit("b2", project, project / "src" / "auth.py", mode="bypassPermissions")
+    assert _decision(run_hook("PreToolUse", edit)) is None  # the edit guard frees it too
+
+
+def test_when_the_holder_has_ended_nothing_is_held(run_hook, project: Path, a_holds) -> None:
+    run_hook("SessionEnd", {"session_id": "a1", "cwd": str(project), "reason": "other"}, env=a_holds[0])
+    assert _decision(run_hook("PreToolUse", _bash("b2", project, "git stash", mode="bypassPermissions"))) is None
+
+
+def _cli(project: Path, session_id: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(REPO / "bin" / "blackboard"), "--session", session_id, *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")},
+    )
+
+
+def test_an_explicit_hold_guards_until_it_is_released(run_hook, project: Path, a_holds) -> None:
+    (project / "docs").mkdir()
+    (project / "docs" / "intro.md").write_text("intro\n")
+    _git(project, "add", "docs")
+    _git(project, "commit", "-qm", "docs")
+    held = _cli(project, "a1", "hold", "docs/*", "--reason", "rewriting the docs", "--for", "2h")
+    assert held.returncode == 0, held.stderr
+
+    asked = run_hook("PreToolUse", _bash("b2", project, "rm docs/intro.md"))
+    edit = run_hook("PreToolUse", _edit("b2", project, project / "docs" / "intro.md"))
+    shown = _cli(project, "b2", "who")
+
+    assert _decision(asked) == "ask" and '"rewriting the docs"' in json.loads(asked.stdout)["systemMessage"]
+    assert _decision(edit) == "ask"
+    assert 'holds: "docs/*" (held explicitly, because "rewriting the docs", until ' in shown.stdout
+    assert _cli(project, "a1", "release").returncode == 0
+    assert _decision(run_hook("PreToolUse", _bash("b2", project, "rm docs/intro.md"))) is None
+
+
+def test_shared_files_are_never_held(run_hook, project: Path, a_holds) -> None:
+    assert _cli(project, "b2", "share", "src/auth.py").returncode == 0
+    assert _decision(run_hook("PreToolUse", _bash("b2", project, "sed -i s/a/b/ src/auth.py"))) is None
+    assert _decision(run_hook("PreToolUse", _edit("b2", project, project / "src" / "auth.py"))) is None
+    assert _cli(project, "b2", "share", "--remove", "src/auth.py").returncode == 0
+    assert _decision(run_hook("PreToolUse", _edit("b2", project, project / "src" / "auth.py"))) == "ask"
+
+
+def test_a_file_written_through_the_shell_is_held_like_an_edited_one(run_hook, project: Path, a_holds) -> None:
+    """Point 3: a1 rewrote notes.txt with sed -i; b2's edit of it is asked about."""
+    (project / "notes.txt").write_text("m\n")
+    run_hook("PostToolUse", _bash("a1", project, "sed -i s/n/m/ notes.txt", event="PostToolUse"), env=a_holds[0])
+    assert _decision(run_hook("PreToolUse", _edit("b2", project, project / "notes.txt"))) == "ask"
+
+
+def test_who_shows_uncommitted_files(run_hook, project: Path, a_holds) -> None:
+    shown = _cli(project, "b2", "who")
+    assert shown.returncode == 0, shown.stderr
+    assert 'edited: "src/auth.py" (uncommitted, ' in shown.stdout
+
+
+def test_with_no_other_live_session_a_stash_says_nothing(run_hook, project: Path, a_holds) -> None:
+    run_hook("SessionEnd", {"session_id": "a1", "cwd": str(project), "reason": "other"}, env=a_holds[0])
+    result = run_hook("PreToolUse", _bash("b2", project, "git stash && git reset --hard && rm -rf src"))
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
