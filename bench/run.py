@@ -22,10 +22,13 @@ sys.path.insert(0, str(REPO / "lib"))
 
 from blackboard import entries  # noqa: E402
 from blackboard.claude_tasks import MAX_TASKS  # noqa: E402
+from blackboard.machines import machine_id  # noqa: E402
 from blackboard.meta import new_meta  # noqa: E402
 from blackboard.paths import BOARD_FILES, PathResolver  # noqa: E402
 from blackboard.project import identify_project  # noqa: E402
+from blackboard.sync.config import remote_ref  # noqa: E402
 from blackboard.sync.outbound import MAX_SESSIONS_PER_PUSH  # noqa: E402
+from blackboard.sync.round import ROUND_SECONDS  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_RUNS", "41"))
 CARD_PACKAGES = "import click, filelock, frontmatter"  # the floor a `blackboard` command cannot go below
@@ -139,6 +142,7 @@ def run_all(python: str, venv: Path, work: Path) -> None:
     big_checkout(env, work)
     notes_at_once(env, project, work)
     sync_increment(python, blackboard, env, work)
+    sync_first_import(blackboard, env, work)
     sync_session_start(hook, blackboard, env, work)
     claude_init_only(env, project, work)
 
@@ -821,6 +825,8 @@ def notes_at_once(env: dict[str, str], project: Path, work: Path) -> None:
 
 Series = tuple[list[float], list[float], list[str]]  # our times, the baseline's, and what went wrong
 SYNC_ROUNDS = int(os.environ.get("BENCH_SYNC_ROUNDS", "9"))
+SYNC_SESSIONS = int(os.environ.get("BENCH_SYNC_SESSIONS", "5000"))  # of one machine: its ref's bound (ADR 30)
+FIRST_IMPORT_LIMIT = 5.0
 SYNC_SETUP_SECONDS = 120.0  # pushing or importing 10 000 sessions takes seconds: a hung round fails, never hangs
 
 
@@ -868,16 +874,73 @@ def sync_board(env: dict[str, str], clone: Path) -> Path:
     return Path(PathResolver(env["BLACKBOARD_ROOT"], identify_project(str(clone))).project_dir)
 
 
-def sync_increment(python: str, blackboard: list[str], env: dict[str, str], work: Path) -> None:
-    """A sync round bringing 10 new sessions to a machine holding 10 000, against `git fetch` of them alone.
+def copies(env: dict[str, str], clone: Path) -> list[Path]:
+    """The sessions other machines sent, as a machine keeps them: under each machine's id (ADR 30)."""
+    return list(sync_board(env, clone).glob("_sync/machines/*/sessions/*"))
 
-    Machine A pushes 10 000 ended sessions and machine B imports them (setup). Then, each
+
+def sync_first_import(blackboard: list[str], env: dict[str, str], work: Path) -> None:
+    """A fourth machine joining three that hold 5 000 sessions each: its first `blackboard sync` against the floor
+    of its parts, a plain `git fetch` of the three refs and `git archive | tar -x` of their trees (the same files
+    written). Its time is also shown against a round's limit (300 s), which the old shared ref's first import of
+    15 000 sessions took 90 to 293 s of.
+    """
+    name = "first import of 3 x 5 000 sessions / `git fetch` + `git archive | tar -x`"
+    try:
+        ours, floor, problems = first_import(blackboard, env, work)
+    except RuntimeError as exc:
+        no_figure(name, FIRST_IMPORT_LIMIT, exc)
+        return
+    report_series(name, [ours], [floor], problems, FIRST_IMPORT_LIMIT, 0)
+    inform("  the first import against a round's limit", f"{ours:.1f} s of {ROUND_SECONDS:.0f} s")
+
+
+def first_import(blackboard: list[str], env: dict[str, str], work: Path) -> tuple[float, float, list[str]]:
+    remote = work / "join-remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    url = f"file://{remote}"
+    three = [machine(work, f"join-{n}", url, env) for n in range(3)]
+    for machine_env, clone in three:
+        fill(PathResolver(machine_env["BLACKBOARD_ROOT"], identify_project(str(clone))), SYNC_SESSIONS, host=None)
+        run_cli(blackboard, machine_env, clone, "sync", "enable", "--yes")
+        run_bounded(blackboard + ["sync"], clone, machine_env, 600)
+    joining, clone = machine(work, "join-d", url, env)
+    run_cli(blackboard, joining, clone, "sync", "enable", "--yes")
+    os.sync()
+    ours = run_bounded(blackboard + ["sync"], clone, joining, ROUND_SECONDS)
+    mirror, out = work / "join-mirror.git", work / "join-files"
+    subprocess.run(["git", "init", "-q", "--bare", str(mirror)], check=True)
+    started = time.perf_counter()
+    fetch = ["git", f"--git-dir={mirror}", "fetch", "--depth=1", "--no-tags", "--quiet", url]
+    subprocess.run([*fetch, "+refs/blackboard-machines/*:refs/machines/*"], check=True)
+    refs = subprocess.run(
+        ["git", f"--git-dir={mirror}", "for-each-ref", "--format=%(refname)", "refs/machines/"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    for n, ref in enumerate(refs):
+        (out / str(n)).mkdir(parents=True)
+        archive = f"git --git-dir={mirror} archive {ref} | tar -x -C {out / str(n)}"
+        subprocess.run(["sh", "-c", archive], check=True)
+    floor = time.perf_counter() - started
+    held = len(copies(joining, clone))
+    problems = (
+        [] if held == 3 * SYNC_SESSIONS else [f"the fourth machine holds {held} sessions, not {3 * SYNC_SESSIONS}"]
+    )
+    return ours, floor, problems
+
+
+def sync_increment(python: str, blackboard: list[str], env: dict[str, str], work: Path) -> None:
+    """A sync round bringing 10 new sessions to a machine holding 5 000, against `git fetch` of them alone.
+
+    Machine A pushes 5 000 ended sessions (its ref's bound) and machine B imports them (setup). Then, each
     time, A pushes 10 more; B's round and a plain `git fetch` of the same ref into a bare
     mirror that holds what B held fetch the same increment, in turns. B's round is, in
     alternate turns, the one the hooks start after every SessionStart and SessionEnd
     (`launch.py sync`) and `blackboard sync`, the command, which also loads click.
     """
-    name = "a sync round, 10 new / 10 000 sessions / `import filelock` + `git fetch`"
+    name = "a sync round, 10 new / 5 000 sessions / `import filelock` + `git fetch`"
     try:
         rounds, commands, fetches, imports, problems = sync_rounds(python, blackboard, env, work)
     except RuntimeError as exc:
@@ -942,14 +1005,15 @@ def sync_rounds(
     env_a, clone_a = machine(work, "bench-a", url, env)
     env_b, clone_b = machine(work, "bench-b", url, env)
     resolver_a = PathResolver(env_a["BLACKBOARD_ROOT"], identify_project(str(clone_a)))
-    fill(resolver_a, 10_000, host="bench-a")
-    for machine_env, clone in ((env_a, clone_a), (env_b, clone_b)):  # A pushes 10 000 sessions, B imports them
+    fill(resolver_a, SYNC_SESSIONS, host="bench-a")
+    for machine_env, clone in ((env_a, clone_a), (env_b, clone_b)):  # A pushes 5 000 sessions, B imports them
         run_cli(blackboard, machine_env, clone, "sync", "enable", "--yes")
-        for _ in range(-(-10_000 // MAX_SESSIONS_PER_PUSH)):  # a push at a time, the newest first
+        for _ in range(-(-SYNC_SESSIONS // MAX_SESSIONS_PER_PUSH)):  # a push at a time, the newest first
             run_cli(blackboard, machine_env, clone, "sync")
     project = {"org": resolver_a.project.org, "project": resolver_a.project.name}
     hook_round = [python, "-I", str(REPO / "hooks" / "launch.py"), "sync"]  # as sync.start_background_round
-    ref = f"+refs/blackboard/{resolver_a.project.org}/{resolver_a.project.name}:refs/fetched"
+    a_id = machine_id(env_a["BLACKBOARD_ROOT"])
+    ref = f"+{remote_ref(resolver_a)}/{a_id}:refs/machines/{a_id}"
     mirror = work / "sync-mirror.git"
     git_mirror = ["git", f"--git-dir={mirror}"]
     subprocess.run(["git", "init", "-q", "--bare", str(mirror)], check=True)
@@ -957,7 +1021,12 @@ def sync_rounds(
         subprocess.run(git_mirror + ["config", key, value], check=True)
     fetch = git_mirror + ["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", url, ref]
     run_bounded(fetch, work, env_b, SYNC_SETUP_SECONDS)  # the mirror now holds what B holds
-    private = ["git", f"--git-dir={sync_board(env_b, clone_b) / '_sync' / 'repo.git'}", "rev-parse", "refs/fetched"]
+    private = [
+        "git",
+        f"--git-dir={sync_board(env_b, clone_b) / '_sync' / 'repo.git'}",
+        "rev-parse",
+        f"refs/machines/{a_id}",
+    ]
     rounds: list[float] = []
     commands: list[float] = []
     fetches: list[float] = []
@@ -973,10 +1042,12 @@ def sync_rounds(
         for argv, cwd, times, stdin in pair if i % 4 < 2 else pair[::-1]:
             times.append(run_bounded(argv, cwd, env_b, 60, stdin))
         b_at = subprocess.run(private, capture_output=True, text=True).stdout
-        mirror_at = subprocess.run(git_mirror + ["rev-parse", "refs/fetched"], capture_output=True, text=True).stdout
+        mirror_at = subprocess.run(
+            git_mirror + ["rev-parse", f"refs/machines/{a_id}"], capture_output=True, text=True
+        ).stdout
         if b_at != mirror_at:
             problems.append(f"turn {i}: B fetched {b_at.strip()!r}, the plain fetch {mirror_at.strip()!r}")
-    held, expected = len(os.listdir(sync_board(env_b, clone_b) / "sessions")), 10_000 + 10 * 2 * SYNC_ROUNDS
+    held, expected = len(copies(env_b, clone_b)), SYNC_SESSIONS + 10 * 2 * SYNC_ROUNDS
     if held != expected:
         problems.append(f"B holds {held} sessions, not {expected}")
     return rounds, commands, fetches, imports, problems
@@ -1037,7 +1108,7 @@ def session_starts(hook: list[str], blackboard: list[str], env: dict[str, str], 
     plain = dict(synced, BLACKBOARD_ROOT=str(work / "bench-d" / "root-plain"))
     fill(PathResolver(plain["BLACKBOARD_ROOT"], identify_project(str(clone))), 100, host="bench-c")
     board = sync_board(synced, clone)
-    problems = [] if len(os.listdir(board / "sessions")) == 100 else ["the 100 sessions were not imported"]
+    problems = [] if len(copies(synced, clone)) == 100 else ["the 100 sessions were not imported"]
 
     def call(event: str, payload: dict[str, object], machine_env: dict[str, str]) -> float:
         if machine_env is synced:

@@ -15,9 +15,10 @@ from .fsutil import read_text
 from .ids import validate_session_id
 from .ledger import CLOSED_STATUSES, Item, Ledger, board_key
 from .live import Liveness
+from .machines import continue_from
 from .meta import ACTIVE, Meta, read_meta, read_meta_or_none, update_meta, written_here
 from .paths import BOARD_FILES, PathResolver
-from .registry import active_session_ids, find_owner, last_active, list_sessions, mark_touched, session_dir
+from .registry import active_session_ids, find_owner, last_active, list_sessions, session_dir
 from .settings import DEFAULT_MAX_VALUE_CHARS, Settings
 
 CAPACITY_WARNING_BYTES = 20 * 1024 * 1024
@@ -326,9 +327,6 @@ class Board:
         recent = time.time() - last_active(self.resolver, self.session_id) <= ACTIVITY_RESOLUTION_SECONDS
         if recent and meta.get("status") == ACTIVE:
             return
-        if meta.get("status") != ACTIVE:
-            with contextlib.suppress(BlackboardError, OSError):
-                mark_touched(self.resolver, self.session_id)  # sync sends it again
         with contextlib.suppress(BlackboardError, OSError):
             update_meta(path, lambda m: m.update({"last_activity": now_iso()}))
 
@@ -370,24 +368,28 @@ def check_value(text: str, cap: int) -> None:
         )
 
 
-def locate(settings: Settings, cwd: str, explicit: str | None = None) -> Board:
+def locate(settings: Settings, cwd: str, explicit: str | None = None, writing: bool = False) -> Board:
     """The board a command means: ``--session``, the session env vars, else this project's latest.
 
     It sees the project's other live sessions (``live.Liveness``): their tasks, their claims.
+    ``writing``: the command writes to it; a session only another machine sent is then copied
+    here first, saying where it came from (``machines.continue_from``), and the command writes there.
     """
     resolver, cap = PathResolver.for_cwd(cwd, settings), settings.max_value_chars
     if explicit:
-        return _find(resolver, validate_session_id(explicit), "--session", cap, settings)
+        return _find(resolver, validate_session_id(explicit), "--session", cap, settings, writing)
     if settings.named_session:
         variable, session_id = settings.named_session
-        return _find(resolver, validate_session_id(session_id), variable, cap, settings)
+        return _find(resolver, validate_session_id(session_id), variable, cap, settings, writing)
     board = latest_board(resolver, settings.host, cap)
     board.liveness = Liveness(resolver, settings)
     return board
 
 
-def _find(resolver: PathResolver, session_id: str, source: str, cap: int, settings: Settings) -> Board:
+def _find(resolver: PathResolver, session_id: str, source: str, cap: int, settings: Settings, writing: bool) -> Board:
     owner = find_owner(resolver, session_id)
+    if owner is None and writing and continue_from(resolver, session_id):
+        owner = resolver  # another machine's session: writing to it goes on in a copy here (ADR 30)
     if owner is resolver:
         return Board(resolver, session_id, source, cap, Liveness(resolver, settings))
     if owner is not None:  # the agent changed directory into another project

@@ -20,7 +20,6 @@ from .ids import is_session_id
 from .meta import FINISHED, read_meta_or_none
 from .paths import PathResolver
 from .registry import SessionEntry, session_entry, session_folders, session_id_of
-from .sync import record_removal
 
 WORKERS = 8  # threads: they overlap waits on the disk (see docs/adr/0015-cleanup-on-threads.md)
 CHUNK = 32  # jobs a thread takes at a time: a future for each job measured slower
@@ -187,9 +186,6 @@ def _remove_one(job: tuple[Candidate, bool, bool]) -> tuple[Optional[int], Optio
         if trash is None:
             return None, None
         session_id = session_id_of(candidate.session_id)
-        if not os.path.lexists(candidate.resolver.get_session_blackboard_dir(session_id)):
-            # before deleting: the next push carries the removal; never for a copy left beside a live board
-            record_removal(candidate.resolver, session_id)
         # before the deleting, so a board started afresh meanwhile keeps the handoff it writes
         if (
             handoffs_ok

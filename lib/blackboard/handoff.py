@@ -8,6 +8,7 @@ python-frontmatter. What the body says is built by ``render``.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -376,7 +377,10 @@ def publish_since(resolver: PathResolver, since: float, most: int) -> bool:
     newer one is there, and each brings its open work and closings into it, even one older
     than a latest a session here published meanwhile. Returns whether the latest changed.
     """
-    texts = [text for _, text in sorted(_finished_since(resolver, since))[-most:]]
+    found = _finished_since(resolver, since)
+    for folder in glob.glob(os.path.join(glob.escape(resolver.sync_dir), "machines", "*", "handoff")):
+        found += _finished_since(resolver, since, folder)  # what an import kept of other machines (ADR 30)
+    texts = [text for _, text in sorted(found)[-most:]]
     return publish_latest(resolver, *texts) if texts else False
 
 
@@ -407,10 +411,13 @@ def remove_marker(path: str) -> None:
         os.rename(path, f"{path}.{time.time_ns()}.aside")
 
 
-def _finished_since(resolver: PathResolver, since: float) -> list[tuple[tuple[int, float, str], str]]:
-    """``(order, text)`` of each finished session's handoff written here at or after ``since``."""
+def _finished_since(
+    resolver: PathResolver, since: float, folder: str | None = None
+) -> list[tuple[tuple[int, float, str], str]]:
+    """``(order, text)`` of each finished session's handoff written here (in ``folder``, else the project's
+    handoff folder) at or after ``since``."""
     try:
-        found = [e for e in os.scandir(resolver.get_handoff_dir()) if e.is_file(follow_symlinks=False)]
+        found = [e for e in os.scandir(folder or resolver.get_handoff_dir()) if e.is_file(follow_symlinks=False)]
     except OSError:
         return []
     finished = []

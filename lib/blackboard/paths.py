@@ -130,23 +130,6 @@ class PathResolver:
         """``.../_sync/repo.git``: the bare repository sync fetches into and commits in."""
         return os.path.join(self.sync_dir, "repo.git")
 
-    def sync_incoming(self, session_id: str, pid: int) -> str:
-        """``.../_sync/incoming/{id}-{pid}``: where a session from the remote is assembled before it moves in."""
-        return os.path.join(self.sync_dir, "incoming", f"{validate_session_id(session_id)}-{pid}")
-
-    @property
-    def sync_removed_dir(self) -> str:
-        """``.../_sync/removed``: one marker per session cleanup removed here, until a push carries the removal."""
-        return os.path.join(self.sync_dir, "removed")
-
-    def sync_removed_marker(self, session_id: str) -> str:
-        """``.../_sync/removed/{id}``."""
-        return os.path.join(self.sync_removed_dir, validate_session_id(session_id))
-
-    def sync_touched_marker(self, session_id: str) -> str:
-        """``.../_sync/touched/{id}``: a session another machine sent (or one removed) was worked on here."""
-        return os.path.join(self.sync_dir, "touched", validate_session_id(session_id))
-
     def get_handoff_dir(self) -> str:
         """``.../.blackboard/handoff``."""
         return os.path.join(self.project_dir, "handoff")

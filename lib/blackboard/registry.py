@@ -146,21 +146,6 @@ def _mark(resolver: PathResolver, marker: str) -> None:
     create_exclusive(marker, "")
 
 
-def mark_touched(resolver: PathResolver, session_id: str) -> None:
-    """Tell sync that a session was worked on here after it ended or arrived (when this project syncs).
-
-    Sync then looks at that session again, however it came; it need not look at the thousands
-    of other sessions that came from other machines (ADR 19).
-    """
-    if os.path.isdir(resolver.sync_dir):
-        _mark(resolver, resolver.sync_touched_marker(session_id))
-
-
-def unmark_removed(resolver: PathResolver, session_id: str) -> None:
-    """A session begun again here after a cleanup removed it: that removal is no longer to be sent."""
-    _unmark(resolver, resolver.sync_removed_marker(session_id))
-
-
 def unmark_active(resolver: PathResolver, session_id: str) -> None:
     """Remove the session's active marker, if any (never through a link)."""
     _unmark(resolver, resolver.active_marker(session_id))

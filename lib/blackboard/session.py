@@ -14,6 +14,7 @@ from .gitinfo import resolve_head
 from .ids import optional_str
 from .live import process_start
 from .locks import file_lock
+from .machines import continue_from
 from .meta import (
     ACTIVE,
     ENDED,
@@ -29,11 +30,9 @@ from .paths import BOARD_FILES, META_FILE, PathResolver
 from .registry import (
     active_session_ids,
     mark_active,
-    mark_touched,
     mark_unpublished,
     session_dir,
     unmark_active,
-    unmark_removed,
     unmark_unpublished,
     unpublished_ids,
 )
@@ -64,16 +63,16 @@ def start(
     existing = read_meta(path)
     if existing is not None:
         try:
-            _reopen(path, source, settings)
-            mark_touched(resolver, session_id)  # sync sends it again, whichever machine it came from
+            _reopen(path, source, settings)  # sync sends it again once it ends: its files changed
         except (BlackboardError, FileNotFoundError):  # a cleanup removed it meanwhile: start afresh
             existing = None
-    if existing is None:
+    if existing is None and source != "startup" and continue_from(resolver, session_id):
+        # going on from another machine's session: a copy of it here, which says where it came from (ADR 30)
+        _reopen(path, source, settings)
+        existing = read_meta(path)
+    if existing is None:  # a new session (``startup``) starts empty, whatever another machine sent under its id
         parent = _parent_for(resolver, session_id, source, settings)
         _create(resolver, session_id, source, payload, parent, settings)
-        # resumed after a cleanup removed it (`claude --resume ID`): sent again, never removed for good
-        unmark_removed(resolver, session_id)
-        mark_touched(resolver, session_id)
     mark_active(resolver, session_id)
     return Started(resolver.get_session_blackboard_dir(session_id), existing is not None)
 

@@ -61,7 +61,12 @@ class Machine:
         return model.main_requests[first:]
 
     def sessions(self) -> list[str]:
+        """This machine's own sessions."""
         return sorted(p.name for p in self.root.glob("*/*/.blackboard/sessions/*"))
+
+    def received(self) -> list[str]:
+        """What other machines sent, kept under their machine's id (ADR 30)."""
+        return sorted(p.name for p in self.root.glob("*/*/.blackboard/_sync/machines/*/sessions/*"))
 
 
 @pytest.fixture
@@ -77,8 +82,10 @@ def remote(tmp_path: Path) -> Path:
 
 
 def _remote_tree(remote: Path) -> list[str]:
-    """Every file under the remote's ``refs/blackboard/`` refs."""
-    refs = _git("--git-dir", str(remote), "for-each-ref", "--format=%(refname)", "refs/blackboard/", cwd=remote)
+    """Every file of every machine's ref (``refs/blackboard-machines/``)."""
+    refs = _git(
+        "--git-dir", str(remote), "for-each-ref", "--format=%(refname)", "refs/blackboard-machines/", cwd=remote
+    )
     return sorted(
         path
         for ref in refs.split()
@@ -123,6 +130,6 @@ def test_a_note_from_alphas_session_is_the_context_of_betas_next_session(
     assert NOTE in shown, shown[:4000]
     assert "on host alpha" in shown, shown[:4000]
     assert f"From session {alpha_session} on host alpha" in shown, shown[:4000]
-    assert beta.sessions() == sorted([alpha_session, beta_session])  # alpha's was imported whole
+    assert beta.sessions() == [beta_session] and beta.received() == [alpha_session]  # alpha's kept apart
 
     beta.cli("sync")  # waits for the round beta's hooks started in the background, so none outlives the test

@@ -14,7 +14,7 @@ LAYERS = [
     {"gitinfo", "project", "mnemonic", "digest", "claude_tasks", "ledger"},
     {"paths", "changes", "transcript"},
     {"meta"},
-    {"entries", "registry", "render", "handoff"},
+    {"entries", "registry", "render", "handoff", "machines"},
     {"summary", "live", "holds"},
     {"session", "recovery", "migrate", "context", "board", "sync", "guard", "claims", "who"},
     {"cleanup", "doctor", "failures"},

@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Optional
@@ -18,7 +19,6 @@ from blackboard.project import Project
 from blackboard.settings import Settings
 from blackboard.sync import importing, inbound, remote
 from blackboard.sync import round as sync_round_module
-from blackboard.sync import state as sync_state
 from helpers import settings_now
 
 
@@ -26,7 +26,9 @@ def test_enable_uses_origin_and_disable_turns_it_off(resolver: PathResolver) -> 
     assert not sync.enabled(resolver)
     assert sync.enable(resolver, None, settings_now()) == "git@github.com:acme/widget.git"
     assert sync.enabled(resolver)
-    assert json.loads(Path(resolver.sync_file("config.json")).read_text())["ref"] == "refs/blackboard/acme/widget"
+    assert (
+        json.loads(Path(resolver.sync_file("config.json")).read_text())["ref"] == "refs/blackboard-machines/acme/widget"
+    )
     assert os.path.isfile(os.path.join(resolver.sync_repo, "HEAD"))
     assert sync.disable(resolver) is True
     assert sync.disable(resolver) is False
@@ -80,15 +82,6 @@ def test_other_machines_active_sessions_ignore_what_does_not_fit(resolver: PathR
     Path(resolver.sync_dir).mkdir(parents=True)
     Path(resolver.sync_file("remote-active.json")).write_bytes(content)
     assert registry.remote_active(resolver) == []
-
-
-def test_a_removal_is_recorded_only_for_a_project_that_syncs(resolver: PathResolver) -> None:
-    sync.record_removal(resolver, "s1")
-    assert not os.path.exists(resolver.sync_dir)
-    Path(resolver.sync_dir).mkdir(parents=True)
-    sync.record_removal(resolver, "s1")
-    sync.record_removal(resolver, "../evil")
-    assert os.listdir(resolver.sync_removed_dir) == ["s1"]
 
 
 def _entry(path: str, mode: str = "100644", kind: str = "blob", size: int = 10) -> Entry:
@@ -193,9 +186,7 @@ def _machine(tmp_path: Path, name: str, bare: str) -> PathResolver:
 
 
 def _ended(resolver: PathResolver, session_id: str, host: str, note: str = "a finding") -> None:
-    from unittest import mock
-
-    from blackboard import board, session
+    from blackboard import board
 
     with mock.patch.dict(os.environ, BLACKBOARD_HOST=host):  # the machine's name, in its metadata and handoff
         quiet = settings_now(BLACKBOARD_DIGEST="0")  # no checkout here for git to be asked about
@@ -209,12 +200,41 @@ def _round(resolver: PathResolver, host: str) -> sync.Round:
 
 
 def _remote_paths(bare: str) -> list:
+    """Every file of every machine's ref (a file two refs hold, twice)."""
     store = Store(bare, os.environ)
-    commit = store.resolve("refs/blackboard/acme/widget")
-    return [e.path for e in store.tree(commit)] if commit else []
+    refs = store.run(["for-each-ref", "--format=%(objectname)", "refs/blackboard-machines/acme/widget/"]).split()
+    return sorted(e.path for ref in refs for e in store.tree(ref.decode()))
 
 
-def test_a_push_rejected_because_another_machine_pushed_first_is_merged_and_retried(
+def _ref_name(bare: str) -> str:
+    """The name of the one machine's ref the remote holds."""
+    store = Store(bare, os.environ)
+    (ref,) = store.run(["for-each-ref", "--format=%(refname)", "refs/blackboard-machines/acme/widget/"]).split()
+    return ref.decode()
+
+
+def _own_ref(bare: str) -> str:
+    """The commit of the one machine's ref the remote holds."""
+    store = Store(bare, os.environ)
+    (ref,) = store.run(["for-each-ref", "--format=%(objectname)", "refs/blackboard-machines/acme/widget/"]).split()
+    return ref.decode()
+
+
+HOSTILE = "refs/blackboard-machines/acme/widget/" + "c" * 32  # a machine's ref, written by a hostile remote
+
+
+def _copy(resolver: PathResolver, session_id: str, name: str = "") -> Path:
+    """The copy of another machine's session here (whichever machine sent it), or one of its files."""
+    (found,) = Path(resolver.sync_dir).glob(f"machines/*/sessions/{session_id}")
+    return found / name if name else found
+
+
+def _copy_handoff(resolver: PathResolver, session_id: str) -> Path:
+    (found,) = Path(resolver.sync_dir).glob(f"machines/*/handoff/handoff-{session_id}.md")
+    return found
+
+
+def test_a_push_of_another_machine_meanwhile_is_no_reason_to_push_again(
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
@@ -231,17 +251,20 @@ def test_a_push_rejected_because_another_machine_pushed_first_is_merged_and_retr
     monkeypatch.setattr(sync_round_module, "push", beta_pushes_first)
     done = _round(alpha, "alpha")
 
-    assert done.pushed == 1
-    assert done.imported == ["b1"]
+    assert done.pushed == 1  # each machine writes its own ref: beta's push is no reason to try again
     paths = _remote_paths(bare)
     assert "sessions/a1/_meta.json" in paths
     assert "sessions/b1/_meta.json" in paths
 
 
-def _hostile(bare: str, files: dict) -> None:
+def _hostile(bare: str, files: dict, ref: Optional[str] = None) -> None:
+    """Change a machine's ref as a hostile remote would: ``ref``, else the one machine's ref it holds, else
+    a ref of a machine of its own (``HOSTILE``)."""
     store = Store(bare, os.environ)
-    parent = store.resolve("refs/blackboard/acme/widget")
-    store.commit("refs/blackboard/acme/widget", parent, "hostile", "x <x@x>", list(files.items()))
+    refs = store.run(["for-each-ref", "--format=%(refname)", "refs/blackboard-machines/acme/widget/"]).split()
+    ref = ref or (refs[0].decode() if len(refs) == 1 else HOSTILE)
+    parent = store.resolve(ref)
+    store.commit(ref, parent, "hostile", "x <x@x>", list(files.items()))
 
 
 @pytest.mark.parametrize(
@@ -295,7 +318,7 @@ def test_a_handoff_that_changed_alone_is_imported(tmp_path: Path, bare: str) -> 
 
     _round(alpha, "alpha")
 
-    assert "the final version" in Path(alpha.handoff_path("b1")).read_text()
+    assert "the final version" in _copy_handoff(alpha, "b1").read_text()
 
 
 def test_a_session_that_changed_in_part_arrives_whole(tmp_path: Path, bare: str) -> None:
@@ -315,7 +338,7 @@ def test_a_session_that_changed_in_part_arrives_whole(tmp_path: Path, bare: str)
 
     assert done.imported == ["b1"]
     assert done.refused == []
-    folder = Path(alpha.get_session_blackboard_dir("b1"))
+    folder = _copy(alpha, "b1")
     names = ["_meta.json", "active-tasks.md", "session-notes.md", "shared-context.md"]
     assert sorted(p.name for p in folder.iterdir()) == names
     assert "added after the end" in (folder / "session-notes.md").read_text()
@@ -340,15 +363,13 @@ def test_an_oversized_file_in_a_later_commit_is_refused_and_nothing_of_it_stays(
     meta = Path(beta.meta_path("b1")).read_text().replace('"b1"', '"x9"')
     _hostile(bare, {"sessions/x9/_meta.json": meta.encode(), "sessions/x9/session-notes.md": os.urandom(9 << 20)})
 
-    with pytest.raises(TooLarge, match="over 8 MiB"):
-        _round(alpha, "alpha")
+    done = _round(alpha, "alpha")
 
-    assert not os.path.lexists(alpha.get_session_blackboard_dir("x9"))
-    assert list(Path(alpha.sync_dir).glob("incoming/x9-*")) == []
+    assert any("over 8 MiB" in line and "nothing kept" in line for line in done.refused)
+    assert not list(Path(alpha.sync_dir).glob("machines/*/sessions/x9"))
     assert _objects(alpha.sync_repo) <= held + 2  # the refused commit's objects are gone
     size = sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file())
     assert size < 1 << 20
-    assert "over 8 MiB" in json.loads(Path(alpha.sync_file("status.json")).read_text())["fetch"]["detail"]
 
 
 @pytest.mark.parametrize("watched", [True, False], ids=["stopped-while-fetching", "done-before-a-look"])
@@ -380,6 +401,7 @@ def test_a_tree_over_its_entry_cap_is_read_to_the_cap_and_this_machines_work_sti
     for i in range(4):
         _ended(beta, f"b{i}", "beta")
     _round(beta, "beta")
+    betas = _ref_name(bare)
     paths = _remote_paths(bare)
     last = [p for p in paths if p.startswith("sessions/b3/")]
     assert len(last) > 1
@@ -390,12 +412,12 @@ def test_a_tree_over_its_entry_cap_is_read_to_the_cap_and_this_machines_work_sti
 
     assert sorted(done.imported) == ["b0", "b1", "b2"]  # b3, cut part-way, is refused whole
     assert any(f"over {len(paths) - 1} files" in line and "sessions/b3" in line for line in done.refused)
-    assert not os.path.exists(alpha.get_session_blackboard_dir("b3"))
+    assert not list(Path(alpha.sync_dir).glob("machines/*/sessions/b3"))
     monkeypatch.undo()
     assert done.pushed == 1 and "sessions/a1/_meta.json" in _remote_paths(bare)
 
     gone = ("sessions/b0", "handoff/handoff-b0.md", "sessions/b1", "handoff/handoff-b1.md")
-    _hostile(bare, dict.fromkeys(gone))  # the remote is within the bound again: what was past the cut comes
+    _hostile(bare, dict.fromkeys(gone), betas)  # the remote is within the bound again: what was past the cut comes
     monkeypatch.setattr(gitstore, "MAX_ENTRIES", len(paths) - 1)
     assert "b3" in _round(alpha, "alpha").imported
 
@@ -407,30 +429,14 @@ def test_a_tree_of_junk_over_its_entry_cap_is_read_in_bounded_memory_and_refused
     monkeypatch.setattr(gitstore, "MAX_ENTRIES", 500)
     _hostile(bare, {f"junk/{i}": b"x%d" % i for i in range(2000)})
     store = Store(bare, os.environ)
-    entries, more = store.tree_head(store.resolve("refs/blackboard/acme/widget"))
+    entries, more = store.tree_head(store.resolve(HOSTILE))
     assert len(entries) == 500 and more
     with pytest.raises(TooLarge, match="over 500 files"):
-        store.tree(store.resolve("refs/blackboard/acme/widget"))
+        store.tree(store.resolve(HOSTILE))
 
     done = _round(alpha, "alpha")
     assert any("over 500 files" in line for line in done.refused)
     assert any("junk/" in line and "not part of the board layout" in line for line in done.refused)
-
-
-def test_sessions_moved_in_by_an_import_cut_short_are_no_conflicts_later(tmp_path: Path, bare: str) -> None:
-    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
-    for n in range(3):
-        _ended(beta, f"b{n}", "beta")
-    _round(beta, "beta")
-    _round(alpha, "alpha")
-    os.unlink(alpha.sync_file("state.json"))  # as if the import had stopped before recording anything
-    _ended(beta, "b9", "beta")
-    _round(beta, "beta")
-
-    done = _round(alpha, "alpha")
-
-    assert done.conflicts == []
-    assert "b9" in done.imported
 
 
 def test_handoffs_are_redacted_again_when_pushed(tmp_path: Path, bare: str) -> None:
@@ -441,9 +447,7 @@ def test_handoffs_are_redacted_again_when_pushed(tmp_path: Path, bare: str) -> N
     path.write_text(path.read_text() + f"\nwritten by an older plugin: {token}\n")
     _round(alpha, "alpha")
     store = Store(bare, os.environ)
-    (entry,) = [
-        e for e in store.tree(store.resolve("refs/blackboard/acme/widget") or "") if e.path.startswith("handoff/")
-    ]
+    (entry,) = [e for e in store.tree(_own_ref(bare)) if e.path.startswith("handoff/")]
     with store.reader() as reader:
         content = reader.read(entry.sha, 1 << 20)
     assert b"written by an older plugin" in (content or b"")
@@ -504,7 +508,7 @@ def test_a_failing_gc_never_stops_a_round_and_status_says_so(
 
     assert done.pushed == 1
     assert "sessions/a1/_meta.json" in _remote_paths(bare)
-    tidy = sync.status(alpha, settings_now().host)["last_tidy"]
+    tidy = sync.status(alpha, settings_now())["last_tidy"]
     assert isinstance(tidy, dict)
     assert tidy["ok"] is False
     assert "gc" in tidy["detail"]
@@ -563,48 +567,11 @@ def test_a_remote_handoff_that_agrees_is_taken() -> None:
 
 def test_an_active_record_stamped_in_the_future_is_dropped(resolver: PathResolver) -> None:
     record = {"host": "evil", "updated": "2999-01-01T00:00:00Z", "sessions": [{"session_id": "x1", "started": "?"}]}
-    assert inbound.active_records("evil", json.dumps(record).encode()) == []
+    assert inbound.active_records(json.dumps(record).encode()) == []
     Path(resolver.sync_dir).mkdir(parents=True)
     row = {"host": "evil", "session_id": "x1", "since": "?", "updated": time.time() + 86400}
     Path(resolver.sync_file("remote-active.json")).write_text(json.dumps({"machines": {"evil": [row]}}))
     assert registry.remote_active(resolver) == []  # an older version's file: dropped when read, too
-
-
-def test_a_remote_removal_of_a_session_never_sent_is_ignored_and_taken_away(tmp_path: Path, bare: str) -> None:
-    """The remote saw a1 as active (active/alpha.json) and planted removed/a1 before alpha sent it."""
-    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
-    _ended(beta, "b1", "beta")
-    _round(beta, "beta")
-    _hostile(bare, {"removed/a1": b""})
-    _ended(alpha, "a1", "alpha")
-
-    done = _round(alpha, "alpha")
-
-    assert done.pushed == 1
-    assert any(line.startswith("removed/a1:") and "never sent" in line for line in done.refused)
-    paths = _remote_paths(bare)
-    assert "sessions/a1/_meta.json" in paths
-    assert "removed/a1" not in paths
-    assert "a1" in _round(beta, "beta").imported
-
-
-def test_removals_of_sessions_never_held_here_are_not_remembered(tmp_path: Path, bare: str) -> None:
-    """Tombstones for ids this machine never had would only grow its state; the tree's own keep them out."""
-    beta = _machine(tmp_path, "beta", bare)
-    _ended(beta, "b1", "beta")
-    _round(beta, "beta")
-    store = Store(bare, os.environ)
-    meta = (Path(beta.meta_path("b1")).read_bytes(), Path(beta.board_file("b1", "notes")).read_bytes())
-    planted = {f"removed/z{i}": b"" for i in range(30)}
-    planted.update({f"sessions/z{i}/_meta.json": meta[0].replace(b'"b1"', f'"z{i}"'.encode()) for i in range(30)})
-    _hostile(bare, planted)
-    alpha = _machine(tmp_path, "alpha", bare)
-
-    done = _round(alpha, "alpha")
-
-    assert done.imported == ["b1"]
-    assert sync.State.load(alpha).removed == {}
-    assert store.resolve("refs/blackboard/acme/widget") is not None
 
 
 def test_refusals_are_bounded_in_what_a_round_reports_and_keeps(resolver: PathResolver) -> None:
@@ -622,47 +589,20 @@ def test_a_remote_ref_that_names_no_commit_is_refused_and_status_says_so(tmp_pat
     _ended(beta, "b1", "beta")
     _round(beta, "beta")
     store = Store(bare, os.environ)
-    tree = store.run(["rev-parse", "refs/blackboard/acme/widget^{tree}"]).decode().strip()
-    store.run(["update-ref", "refs/blackboard/acme/widget", tree])
+    ref = _ref_name(bare)
+    tree = store.run(["rev-parse", f"{ref}^{{tree}}"]).decode().strip()
+    store.run(["update-ref", ref, tree])
     alpha = _machine(tmp_path, "alpha", bare)
     _ended(alpha, "a1", "alpha")
 
-    with pytest.raises(GitFailed, match="names no commit"):
-        _round(alpha, "alpha")
+    done = _round(alpha, "alpha")  # one machine's broken ref stops no round
 
-    status = sync.status(alpha, settings_now().host)
+    assert done.pushed == 1 and any("names no commit" in line for line in done.refused)
+
+    status = sync.status(alpha, settings_now())
     assert status["last_fetch"]["ok"] is False  # type: ignore[index]
     assert "names no commit" in status["last_fetch"]["detail"]  # type: ignore[index]
     assert not list(Path(alpha.sync_repo).glob("fast_import_crash_*"))
-
-
-def test_an_update_never_replaces_a_session_resumed_here(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Resumed here (no CLAUDE_PID), the session is this machine's: the other machine's next version is a conflict."""
-    from blackboard import board, session
-
-    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
-    _ended(beta, "b1", "beta", "beta's first note")
-    _round(beta, "beta")
-    _round(alpha, "alpha")
-    monkeypatch.setenv("BLACKBOARD_HOST", "alpha")
-    session.start(alpha, "b1", "resume", {"cwd": alpha.root}, settings_now())
-    board.Board(alpha, "b1").note("alpha's work after resuming", "main")
-    assert "claude_pid" not in json.loads(Path(alpha.meta_path("b1")).read_text())
-    monkeypatch.setenv("BLACKBOARD_HOST", "beta")
-    session.start(beta, "b1", "resume", {"cwd": beta.root}, settings_now())
-    board.Board(beta, "b1").note("beta's later note", "main")
-    session.end(beta, "b1", "other", settings_now())
-    _round(beta, "beta")
-
-    done = _round(alpha, "alpha")
-
-    assert any(line.startswith("b1: conflict") for line in done.conflicts)
-    assert "alpha's work after resuming" in Path(alpha.board_file("b1", "notes")).read_text()
-    monkeypatch.setenv("BLACKBOARD_HOST", "alpha")
-    session.end(alpha, "b1", "other", settings_now())
-    assert json.loads(Path(alpha.meta_path("b1")).read_text())["host"] == "alpha"
 
 
 def test_a_board_command_without_a_session_never_writes_into_another_machines(
@@ -682,28 +622,6 @@ def test_a_board_command_without_a_session_never_writes_into_another_machines(
     _round(alpha, "alpha")  # b1 arrives, its files newer than a1's
 
     assert board.latest_board(alpha, settings_now().host).session_id == "a1"
-
-
-def test_the_state_forgets_sessions_gone_from_this_machine_and_keeps_the_newest_removals(
-    resolver: PathResolver,
-) -> None:
-    os.makedirs(resolver.get_session_blackboard_dir("here"))
-    removals = [f"gone-{i}" for i in range(sync_state.MAX_REMOVED + 50)]
-    state = sync.State(
-        {
-            "pushed": {"here": "sig", "gone": "sig"},
-            "foreign": {"here": 10, "gone": 20},
-            "conflicts": {"gone": "x"},
-            "removed": removals,
-        }
-    )
-    state.forget_missing(registry.session_folders(resolver))
-    assert state.pushed == {"here": "sig"} and state.foreign == {"here": 10} and state.conflicts == {}
-    assert list(state.removed) == removals[50:]  # the oldest went first
-    os.makedirs(resolver.sync_dir, exist_ok=True)
-    state.save(resolver)
-    assert os.path.getsize(resolver.sync_file("state.json")) < sync_state.MAX_STATE_BYTES
-    assert list(sync.State.load(resolver).removed) == removals[50:]
 
 
 def test_the_private_repository_is_this_users_alone_whatever_the_umask(tmp_path: Path, bare: str) -> None:
@@ -752,11 +670,11 @@ def test_the_inbound_check_takes_a_good_session_and_refuses_a_forged_one_without
     assert isinstance(refused, inbound.Refused) and "another session" in refused.detail
 
 
-def test_a_small_pack_that_would_write_much_is_refused_whole(
+def test_a_small_pack_that_would_write_much_writes_no_more_than_a_rounds_bound(
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One blob named by many sessions' files: a tiny pack, and many times its size on disk."""
-    monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 2 << 20)
+    monkeypatch.setattr(importing, "MAX_IMPORT_BYTES", 2 << 20)
     alpha, beta = _beta_session(tmp_path, bare)
     meta = Path(beta.meta_path("b1")).read_text()
     blob = os.urandom(300 * 1024)
@@ -766,71 +684,11 @@ def test_a_small_pack_that_would_write_much_is_refused_whole(
         files.update({f"sessions/x{i}/{name}": blob for name in ("session-notes.md", "active-tasks.md")})
     _hostile(bare, files)
 
-    with pytest.raises(TooLarge, match="to write here"):
-        _round(alpha, "alpha")
-    assert not [i for i in range(10) if os.path.lexists(alpha.get_session_blackboard_dir(f"x{i}"))]
-    assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 1 << 20
+    done = _round(alpha, "alpha")
 
-
-def test_imports_round_after_round_stop_at_what_all_of_them_may_hold(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A remote that sends new sessions before every round, each round's import under its own bound."""
-    monkeypatch.setattr(inbound, "MAX_HELD_BYTES", 3 << 20)
-    alpha, beta = _four_imported(tmp_path, bare)
-    _send_two(bare, beta, "r")
-    with pytest.raises(TooLarge, match=r"imported here would come to over 3 MiB \(2.0 MiB held; `blackboard cleanup`"):
-        _round(alpha, "alpha")
-    assert not os.path.lexists(alpha.get_session_blackboard_dir("r0"))
-    status = "\n".join(sync.status_lines(sync.status(alpha, settings_now().host)))
-    assert "imported from other machines: 5 session(s), 2 MiB" in status
-    assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 3 << 20  # r* forgotten
-
-    for session_id in ("p0", "p1"):  # as a cleanup would: room again
-        shutil.rmtree(alpha.get_session_blackboard_dir(session_id))
-    assert sorted(_round(alpha, "alpha").imported) == ["r0", "r1"]
-
-
-def _four_imported(tmp_path: Path, bare: str) -> tuple[PathResolver, PathResolver]:
-    """``_beta_session``, then two rounds that each import two of beta's sessions of 512 KiB (p0, p1, q0, q1)."""
-    alpha, beta = _beta_session(tmp_path, bare)
-    for prefix in ("p", "q"):
-        _send_two(bare, beta, prefix)
-        assert len(_round(alpha, "alpha").imported) == 2
-    return alpha, beta
-
-
-def _send_two(bare: str, beta: PathResolver, prefix: str) -> None:
-    """Two new sessions of beta's, of 512 KiB each, new bytes every time, straight into the remote."""
-    meta = Path(beta.meta_path("b1")).read_text()
-    _hostile(
-        bare,
-        {
-            f"sessions/{prefix}{i}/{name}": meta.replace('"b1"', f'"{prefix}{i}"').encode()
-            if name == "_meta.json"
-            else os.urandom(512 * 1024)
-            for i in range(2)
-            for name in ("_meta.json", "session-notes.md")
-        },
-    )
-
-
-def test_sessions_recorded_before_they_were_measured_count_towards_the_bound(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An import killed between the move and the measuring, or a state from before sizes were kept."""
-    monkeypatch.setattr(inbound, "MAX_HELD_BYTES", 3 << 20)
-    alpha, beta = _four_imported(tmp_path, bare)
-    state = json.loads(Path(alpha.sync_file("state.json")).read_text())
-    state["foreign"] = dict.fromkeys(state["foreign"], 0)
-    Path(alpha.sync_file("state.json")).write_text(json.dumps(state))
-    _send_two(bare, beta, "r")
-
-    with pytest.raises(TooLarge, match=r"over 3 MiB \(2.0 MiB held"):
-        _round(alpha, "alpha")
-    assert sync.status(alpha, settings_now().host)["imported_bytes"] == sum(
-        _on_disk(alpha, i) for i in ("b1", "p0", "p1", "q0", "q1")
-    )
+    assert any("in one round" in line for line in done.refused)
+    written = sum(p.stat().st_size for p in Path(alpha.sync_dir).glob("machines/*/sessions/x*/*"))
+    assert 0 < written <= 2 << 20  # what one round writes is bounded; the rest waits for the next
 
 
 def _beta_session(tmp_path: Path, bare: str) -> tuple[PathResolver, PathResolver]:
@@ -840,47 +698,6 @@ def _beta_session(tmp_path: Path, bare: str) -> tuple[PathResolver, PathResolver
     _round(beta, "beta")
     _round(alpha, "alpha")
     return alpha, beta
-
-
-def _on_disk(resolver: PathResolver, session_id: str) -> int:
-    folder = Path(resolver.get_session_blackboard_dir(session_id))
-    paths = [*folder.iterdir(), Path(resolver.handoff_path(session_id))]
-    return sum(p.lstat().st_size for p in paths if os.path.lexists(p))
-
-
-def test_what_an_imported_session_holds_is_counted_as_it_is_on_disk_after_each_update(
-    tmp_path: Path, bare: str
-) -> None:
-    """An update that leaves out the handoff, or one that drops board files, must not shrink the count."""
-    alpha, beta = _beta_session(tmp_path, bare)
-    handoff_path = "handoff/handoff-b1.md"
-    text = Path(beta.handoff_path("b1")).read_text()
-    _hostile(bare, {handoff_path: (text + "padding\n" * 40_000).encode()})
-    _round(alpha, "alpha")
-    assert sync.State.load(alpha).foreign["b1"] == _on_disk(alpha, "b1") > 300_000
-
-    notes = "sessions/b1/session-notes.md"
-    _hostile(bare, {notes: Path(beta.get_session_blackboard_dir("b1"), "session-notes.md").read_bytes() + b"x"})
-    _round(alpha, "alpha")  # the folder read again, the handoff not
-    assert sync.State.load(alpha).foreign["b1"] == _on_disk(alpha, "b1") > 300_000
-
-    _hostile(bare, {"sessions/b1/active-tasks.md": None, "sessions/b1/shared-context.md": None})
-    _round(alpha, "alpha")  # what the update no longer holds goes here too
-    assert sorted(os.listdir(alpha.get_session_blackboard_dir("b1"))) == ["_meta.json", "session-notes.md"]
-    assert sync.State.load(alpha).foreign["b1"] == _on_disk(alpha, "b1")
-
-
-def test_an_update_of_a_session_held_here_is_not_counted_on_top_of_its_old_copy(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    alpha, beta = _beta_session(tmp_path, bare)
-    notes = "sessions/b1/session-notes.md"
-    _hostile(bare, {notes: os.urandom(1400 * 1024)})
-    _round(alpha, "alpha")
-    held = sync.State.load(alpha).foreign["b1"]
-    monkeypatch.setattr(inbound, "MAX_HELD_BYTES", held + 100 * 1024)  # room for the update, not for two copies
-    _hostile(bare, {notes: os.urandom(1400 * 1024 + 14)})
-    assert _round(alpha, "alpha").imported == ["b1"]
 
 
 def test_a_remote_handoff_that_is_not_utf8_is_refused_not_written_three_times_its_size(
@@ -893,93 +710,13 @@ def test_a_remote_handoff_that_is_not_utf8_is_refused_not_written_three_times_it
     _hostile(bare, {handoff_path: Path(beta.handoff_path("b2")).read_bytes() + b"\xff" * 100_000})
     done = _round(alpha, "alpha")
     assert any("b2: its handoff is not UTF-8" in line for line in done.refused)
-    assert not os.path.lexists(alpha.handoff_path("b2"))
-
-
-@pytest.mark.parametrize("size", [-1_048_576, True, 2**60], ids=["negative", "true", "past-2**53"])
-def test_a_state_whose_sizes_would_lift_or_jam_the_bound_pauses_sync(resolver: PathResolver, size: object) -> None:
-    os.makedirs(resolver.sync_dir)
-    Path(resolver.sync_file("state.json")).write_text(json.dumps({"foreign": {"a1": size}}))
-    with pytest.raises(sync.StatePaused, match="damaged"):
-        sync.State.load(resolver)
-
-
-def test_a_state_written_before_sizes_were_kept_still_knows_its_imported_sessions(resolver: PathResolver) -> None:
-    os.makedirs(resolver.sync_dir)
-    Path(resolver.sync_file("state.json")).write_text(json.dumps({"foreign": ["a1", "b2"]}))
-    assert sync.State.load(resolver).foreign == {"a1": 0, "b2": 0}
-
-
-def test_the_sizes_a_signature_names_count_each_file_at_most_at_the_cap_on_what_is_sent() -> None:
-    signature = "_meta.json:300:17;session-notes.md:99999999999999999999:18;handoff-a1.md:x:19;odd"
-    assert sync_state.signature_bytes(signature) == 300 + inbound.MAX_FILE_BYTES
-
-
-def test_refused_entries_past_a_bound_refuse_the_commit_and_leave_nothing(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(inbound, "MAX_REFUSED_BYTES", 512 * 1024)
-    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
-    _ended(beta, "b1", "beta")
-    _round(beta, "beta")
-    _round(alpha, "alpha")
-    _hostile(bare, {f"junk/{i}": os.urandom(100 * 1024) for i in range(9)})  # outside the layout
-
-    with pytest.raises(TooLarge, match="outside the board layout"):
-        _round(alpha, "alpha")
-    assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 512 * 1024
-
-
-def _kept_commit(kind: str, n: int, beta: PathResolver, alpha: PathResolver) -> dict:
-    """The n-th commit of a remote that keeps what it sent before and adds 0.5 to 1 MiB more on disk."""
-    junk = os.urandom(1 << 20)
-    if kind == "refused-sessions":  # another project's: refused once read, after the commit was taken
-        meta = Path(beta.meta_path("b1")).read_text().replace('"widget"', '"other"').replace('"b1"', f'"j{n}"')
-        return {f"sessions/j{n}/_meta.json": meta.encode(), f"sessions/j{n}/session-notes.md": junk}
-    if kind == "outside-the-layout":  # each commit under the bound on refused entries
-        return {f"junk/{n}-{i}": junk[i << 18 : (i + 1) << 18] for i in range(4)}
-    if kind == "long-names":  # empty files: only their folder's listing grows
-        return {f"junk/{n}/{os.urandom(120).hex()}": b"" for _ in range(4000)}
-    if kind == "fattened-own-sessions":  # this machine's sessions, grown on the remote
-        notes = Path(alpha.board_file(f"a{n}", "notes")).read_bytes()
-        return {f"sessions/a{n}/session-notes.md": notes + junk}
-    assert kind == "other-machines-active-records"
-    return {f"active/host{n}-{i}.json": json.dumps({"pad": os.urandom(30_000).hex()}).encode() for i in range(16)}
+    assert not list(Path(alpha.sync_dir).glob("machines/*/handoff/handoff-b2.md"))
 
 
 @pytest.mark.parametrize(
     "kind",
     ["refused-sessions", "outside-the-layout", "long-names", "fattened-own-sessions", "other-machines-active-records"],
 )
-def test_a_remote_that_keeps_what_no_board_holds_and_adds_more_is_refused_once_it_keeps_too_much(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch, kind: str
-) -> None:
-    """Each commit alone passes every bound; what the remote keeps here round after round is bounded in all."""
-    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 3 << 19)
-    alpha, beta = _beta_session(tmp_path, bare)
-    for n in range(8):
-        _ended(alpha, f"a{n}", "alpha")
-    _round(alpha, "alpha")
-    sent: dict = {}
-    refused_at = None
-    for n in range(10):
-        sent.update(_kept_commit(kind, n, beta, alpha))
-        _hostile(bare, sent)
-        try:
-            _round(alpha, "alpha")
-        except TooLarge as exc:
-            assert "more than the boards here hold" in str(exc)
-            refused_at = n
-            break
-    assert refused_at is not None and refused_at >= 1  # each commit alone was fine
-    assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 8 << 20
-
-    _hostile(bare, dict.fromkeys(sent))  # the remote takes it back: sync goes on
-    _ended(beta, "b2", "beta")
-    _round(beta, "beta")
-    assert _round(alpha, "alpha").imported == ["b2"]
-
-
 def _repo_bytes(resolver: PathResolver) -> int:
     return sum(p.stat().st_size for p in Path(resolver.sync_repo).rglob("*") if p.is_file())
 
@@ -991,7 +728,7 @@ def test_a_ref_that_names_no_commit_is_refused_and_what_its_fetch_brought_leaves
     """A tag, each round a new one on the last (the commit beneath unchanged), a blob or a tree: 1 MiB a round."""
     alpha, _ = _beta_session(tmp_path, bare)
     remote = Store(bare, os.environ)
-    ref = "refs/blackboard/acme/widget"
+    ref = _ref_name(bare)
     named = good = remote.resolve(ref)
     before = _repo_bytes(alpha)
     for n in range(4):
@@ -1007,49 +744,16 @@ def test_a_ref_that_names_no_commit_is_refused_and_what_its_fetch_brought_leaves
                 named = remote.run(["mktree"], stdin=f"100644 blob {named}\tjunk\n".encode()).decode().strip()
         remote.run(["update-ref", ref, named])
 
-        with pytest.raises(GitFailed, match="names no commit"):
-            _round(alpha, "alpha")
+        assert any("names no commit" in line for line in _round(alpha, "alpha").refused)
 
         assert not os.path.lexists(alpha.sync_file("unsettled"))  # forgotten at once, within the round's time
         assert _repo_bytes(alpha) < before + (256 << 10), f"round {n}"
-    assert sync.status(alpha, settings_now().host)["last_fetch"]["ok"] is False  # type: ignore[index]
+    assert sync.status(alpha, settings_now())["last_fetch"]["ok"] is False  # type: ignore[index]
     remote.run(["update-ref", ref, str(good)])  # the remote mends its ref
 
     _round(alpha, "alpha")
 
     assert _repo_bytes(alpha) < before + (256 << 10)
-
-
-def test_sessions_this_machine_removed_still_count_until_the_remote_drops_them(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Doing what a refusal says (`blackboard cleanup`) must not leave sync refused: the remote still holds
-    what was removed here until the removal is pushed, and for good what a person deleted by hand."""
-    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 1 << 20)
-    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
-    for machine, name in (("alpha", "a0"), ("alpha", "a1"), ("beta", "b0"), ("beta", "b1")):
-        resolver = alpha if machine == "alpha" else beta
-        _ended(resolver, name, machine)
-        with open(resolver.board_file(name, "notes"), "a") as notes:
-            notes.write(os.urandom(1 << 19).hex())  # 1 MiB, about half of it once packed
-        _round(resolver, machine)
-    _round(alpha, "alpha")
-    for name in ("a0", "b0"):  # as `blackboard cleanup` removes a session of a project that syncs
-        shutil.rmtree(alpha.get_session_blackboard_dir(name))
-        sync.record_removal(alpha, name)
-    shutil.rmtree(alpha.get_session_blackboard_dir("a1"))  # by hand: no removal is ever sent
-    shutil.rmtree(alpha.get_session_blackboard_dir("b1"))
-    _ended(beta, "b2", "beta")
-    _round(beta, "beta")
-
-    assert _round(alpha, "alpha").imported == ["b2"]
-    assert _round(alpha, "alpha").imported == []
-    assert sorted(sync.State.load(alpha).left) == ["a1", "b1"]  # the removals landed; the rest the remote keeps
-    shutil.rmtree(beta.get_session_blackboard_dir("b1"))
-    sync.record_removal(beta, "b1")
-    _round(beta, "beta")
-    _round(alpha, "alpha")
-    assert sorted(sync.State.load(alpha).left) == ["a1"]  # beta's removal of b1 came in
 
 
 @pytest.mark.parametrize("name", ["Thumbs.db", "desktop.ini", "DESKTOP.INI"])
@@ -1062,8 +766,7 @@ def test_a_session_named_like_an_operating_systems_litter_is_refused(tmp_path: P
     done = _round(alpha, "alpha")
 
     assert done.imported == [] and any(name in line for line in done.refused)
-    assert not os.path.lexists(alpha.get_session_blackboard_dir("b1").replace("/b1", f"/{name}"))
-    assert sync.State.load(alpha).left == {}
+    assert not list(Path(alpha.sync_dir).glob(f"machines/*/sessions/{name}"))
 
 
 def test_a_pack_a_killed_fetch_left_with_its_keep_file_is_forgotten(tmp_path: Path, bare: str) -> None:
@@ -1073,7 +776,7 @@ def test_a_pack_a_killed_fetch_left_with_its_keep_file_is_forgotten(tmp_path: Pa
     pack = store.run(["pack-objects", os.path.join(alpha.sync_repo, "objects", "pack", "pack")], stdin=junk.encode())
     Path(alpha.sync_repo, "objects", "pack", f"pack-{pack.decode().strip()}.keep").write_text("fetch")
 
-    store.forget(remote.FETCHED, store.resolve(remote.FETCHED))
+    store.forget(remote.MINE, store.resolve(remote.MINE))
 
     assert not _exists(store, junk)
     assert _repo_bytes(alpha) < 256 << 10
@@ -1083,18 +786,20 @@ def test_session_start_leaves_what_it_fetched_and_refused_for_its_round_to_forge
     """A repack can take seconds: SessionStart, which a person waits on, never runs one."""
     alpha, _ = _beta_session(tmp_path, bare)
     remote_store = Store(bare, os.environ)
-    good = remote_store.resolve("refs/blackboard/acme/widget")
+    ref = _ref_name(bare)
+    good = remote_store.resolve(ref)
     blob = remote_store.run(["hash-object", "-w", "--stdin"], stdin=os.urandom(1 << 20)).decode().strip()
-    remote_store.run(["update-ref", "refs/blackboard/acme/widget", blob])
+    remote_store.run(["update-ref", ref, blob])
     env = settings_now(BLACKBOARD_HOST="alpha")
     before = _repo_bytes(alpha)
 
-    with pytest.raises(GitFailed, match="names no commit"):  # the hook logs it, and goes on
-        sync.finish_fetch(alpha, sync.start_fetch(alpha, env), env, time.monotonic() + 30)
+    done = sync.finish_fetch(alpha, sync.start_fetch(alpha, env), env, time.monotonic() + 30)
 
+    assert done is not None and any("names no commit" in line for line in done.refused)
     assert os.path.lexists(alpha.sync_file("unsettled")) and _repo_bytes(alpha) > before + (512 << 10)
-    remote_store.run(["update-ref", "refs/blackboard/acme/widget", str(good)])  # mended: the round goes on
+    remote_store.run(["update-ref", ref, str(good)])  # mended: the round forgets what came
     _round(alpha, "alpha")
+    assert not os.path.lexists(alpha.sync_file("unsettled")) and _repo_bytes(alpha) < before + (256 << 10)
     assert not os.path.lexists(alpha.sync_file("unsettled")) and _repo_bytes(alpha) < before + (256 << 10)
 
 
@@ -1128,133 +833,21 @@ def test_a_round_whose_repack_runs_out_of_time_goes_on_and_says_so(
 
     assert _round(alpha, "alpha").imported == ["b2"]
     assert os.path.lexists(alpha.sync_file("unsettled"))  # the next round tries again
-    assert "ran out of time" in sync.status(alpha, settings_now().host)["last_settle"]["detail"]  # type: ignore[index]
-    assert any("ran out of time" in line for line in sync.status_lines(sync.status(alpha, settings_now().host)))
-
-
-def test_a_project_whose_boards_come_to_more_than_the_bound_is_never_refused_for_it(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The bound is on what no board here holds: this machine's sessions and those imported never count."""
-    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 1 << 18)
-    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
-    for n in range(3):  # 3 times the bound of this machine's own, as much of beta's: hardly compressible
-        for machine, name in ((alpha, f"a{n}"), (beta, f"b{n}")):
-            _ended(machine, name, machine is alpha and "alpha" or "beta")
-            with open(machine.board_file(name, "notes"), "a") as notes:
-                notes.write(os.urandom(1 << 17).hex())
-        _round(alpha, "alpha")
-        _round(beta, "beta")
-    shutil.rmtree(alpha.sync_repo)  # its next round reads the whole tree again
-    assert sorted(_round(alpha, "alpha").imported) == ["b0", "b1", "b2"]
-    _ended(beta, "b3", "beta")
-    _round(beta, "beta")
-    assert _round(alpha, "alpha").imported == ["b3"]
-
-
-def test_a_machine_whose_own_sessions_come_to_more_than_one_import_reads_the_whole_tree_again(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The import bound is on what an import writes: this machine's own sessions, read back whole, write nothing."""
-    alpha, beta = _beta_session(tmp_path, bare)
-    for n in range(3):  # 3 MiB of alpha's own
-        _ended(alpha, f"a{n}", "alpha")
-        with open(alpha.board_file(f"a{n}", "notes"), "a") as notes:
-            notes.write(os.urandom(1 << 19).hex())
-        assert _round(alpha, "alpha").pushed == 1
-    _ended(beta, "b2", "beta")
-    _round(beta, "beta")
-    monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 2 << 20)  # under what alpha's own sessions come to
-    shutil.rmtree(alpha.sync_repo)  # deleted to free space: the next round reads the whole tree again
-
-    done = _round(alpha, "alpha")
-
-    assert "b2" in done.imported and not done.refused
-
-
-def test_a_remote_that_continues_this_machines_sessions_is_still_bound_by_what_the_import_writes(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Sessions another machine went on in are imported: their bytes count, whoever first wrote them."""
-    alpha, beta = _beta_session(tmp_path, bare)
-    for n in range(3):
-        _ended(alpha, f"a{n}", "alpha")
-    _round(alpha, "alpha")
-    _round(beta, "beta")
-    with mock.patch.dict(os.environ, BLACKBOARD_HOST="beta"):  # beta resumes each of them and writes 1 MiB
-        for n in range(3):
-            session.start(beta, f"a{n}", "resume", {"cwd": beta.root}, settings_now())
-            with open(beta.board_file(f"a{n}", "notes"), "a") as notes:
-                notes.write(os.urandom(1 << 19).hex())
-            session.end(beta, f"a{n}", "other", settings_now())
-    _round(beta, "beta")
-    monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 2 << 20)
-
-    with pytest.raises(TooLarge, match="to write here"):
-        _round(alpha, "alpha")
-    assert all(Path(alpha.board_file(f"a{n}", "notes")).stat().st_size < 1 << 20 for n in range(3))
-
-
-def test_a_machine_that_started_its_sync_state_afresh_is_not_refused_for_its_own_sessions(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`state.json` set aside, as a paused sync says to: what the remote holds of this machine still has room."""
-    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 1 << 20)
-    alpha, beta = _beta_session(tmp_path, bare)
-    for n in range(3):  # 3 MiB of alpha's own, hardly compressible
-        _ended(alpha, f"a{n}", "alpha")
-        with open(alpha.board_file(f"a{n}", "notes"), "a") as notes:
-            notes.write(os.urandom(1 << 19).hex())
-        _round(alpha, "alpha")
-    os.rename(alpha.sync_file("state.json"), alpha.sync_file("state.json") + ".aside")
-
-    assert _round(alpha, "alpha").pushed == 3
-
-
-def test_a_session_removed_here_stays_removed_when_another_machine_sent_it_again(tmp_path: Path, bare: str) -> None:
-    """Beta removes x1, gamma goes on in it and sends it again, then alpha's cleanup removes it: alpha's word holds."""
-    alpha, beta, gamma = (_machine(tmp_path, name, bare) for name in ("alpha", "beta", "gamma"))
-    _ended(beta, "x1", "beta")
-    for machine, host in ((beta, "beta"), (alpha, "alpha"), (gamma, "gamma")):
-        _round(machine, host)
-    shutil.rmtree(beta.get_session_blackboard_dir("x1"))
-    sync.record_removal(beta, "x1")
-    for machine, host in ((beta, "beta"), (alpha, "alpha"), (gamma, "gamma")):
-        _round(machine, host)
-    with mock.patch.dict(os.environ, BLACKBOARD_HOST="gamma"):
-        session.start(gamma, "x1", "resume", {"cwd": gamma.root}, settings_now())
-        session.end(gamma, "x1", "other", settings_now())
-    _round(gamma, "gamma")
-    shutil.rmtree(alpha.get_session_blackboard_dir("x1"))
-    sync.record_removal(alpha, "x1")
-
-    done = _round(alpha, "alpha")
-
-    assert "x1" not in done.imported and not os.path.isdir(alpha.get_session_blackboard_dir("x1"))
+    assert "ran out of time" in sync.status(alpha, settings_now())["last_settle"]["detail"]  # type: ignore[index]
+    assert any("ran out of time" in line for line in sync.status_lines(sync.status(alpha, settings_now())))
 
 
 @pytest.mark.parametrize(
     "data",
     [
-        {"left": {"a1": -1}},
-        {"left": {"a1": True}},
+        {"known": {"x": 1}},
+        {"retry": {"x": "a1"}},
         {"pushed": []},
-        {"removed": {"a": 1}},
-        {"foreign": [1, 2]},
-        {"foreign": {"a1": "big"}},
+        {"mine": 5},
+        {"refused": [1]},
         {"pushed": {"a1": None}},
-        {"imported_commit": 5},
     ],
-    ids=[
-        "left-negative",
-        "left-true",
-        "pushed-a-list",
-        "removed-an-object",
-        "foreign-numbers",
-        "foreign-sizes-words",
-        "pushed-null",
-        "commit-a-number",
-    ],
+    ids=["known-numbers", "retry-a-string", "pushed-a-list", "mine-a-number", "refused-numbers", "pushed-null"],
 )
 def test_a_state_of_another_shape_pauses_sync_rather_than_reading_as_empty(resolver: PathResolver, data: dict) -> None:
     os.makedirs(resolver.sync_dir)
@@ -1281,12 +874,12 @@ def test_what_a_remote_sent_and_took_back_does_not_pile_up_in_the_private_reposi
         done = _round(alpha, "alpha")
 
         assert done.imported == []
-        assert any(line.startswith(f"j{n}: ") for line in done.refused)
+        assert any(f": j{n}: " in line for line in done.refused)
     held = [sha for sha in sent if _exists(store, sha)]
     assert sent[0] not in held
     assert len(held) <= 4  # the newest, and what came since the last packing: never every round's
     assert sum(p.stat().st_size for p in Path(alpha.sync_repo).rglob("*") if p.is_file()) < 6 << 20
-    assert sync.status(alpha, settings_now().host)["last_tidy"]["ok"] is True  # type: ignore[index]
+    assert sync.status(alpha, settings_now())["last_tidy"]["ok"] is True  # type: ignore[index]
 
 
 def _exists(store: Store, sha: str) -> bool:
@@ -1317,38 +910,9 @@ def test_session_start_takes_the_round_lock_only_when_the_remote_brought_somethi
     assert taken is not None and taken.sessions == ["b2"]
 
 
-def test_an_import_cut_short_keeps_the_commit_it_compares_against_through_gc(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+def test_pushes_leave_no_loose_objects_and_no_ref_but_the_fetched_imported_and_pushed(
+    tmp_path: Path, bare: str
 ) -> None:
-    """The commit state.json names stays while gc prunes: the next import compares against it, not the whole tree."""
-    monkeypatch.setattr(gitstore, "MAX_HISTORY_BYTES", 1 << 20)  # gc packs everything every round
-    monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 3 << 20)
-    alpha, beta = _four_imported(tmp_path, bare)  # 2 MiB held, each import under 3 MiB
-    _send_two(bare, beta, "r")
-    real = importing.check_session
-
-    class Late:  # the import's clock only: git's deadlines stay as they are
-        monotonic = staticmethod(lambda: float("inf"))
-
-    def the_deadline_passes_after_one(*args, **kwargs):  # type: ignore[no-untyped-def]
-        taken = real(*args, **kwargs)
-        monkeypatch.setattr(importing, "time", Late)
-        return taken
-
-    monkeypatch.setattr(importing, "check_session", the_deadline_passes_after_one)
-    assert _round(alpha, "alpha").imported == ["r0"]
-    monkeypatch.undo()
-    monkeypatch.setattr(inbound, "MAX_IMPORT_BYTES", 3 << 20)
-    kept = sync.State.load(alpha).imported
-    assert kept is not None and _exists(Store(alpha.sync_repo, os.environ), kept)
-    _ended(alpha, "a1", "alpha")
-
-    done = _round(alpha, "alpha")
-
-    assert "r1" in done.imported and done.pushed == 1  # not the whole tree again, over the import bound
-
-
-def test_pushes_leave_no_loose_objects_and_no_ref_but_the_fetched_and_imported(tmp_path: Path, bare: str) -> None:
     alpha, beta = _beta_session(tmp_path, bare)
     for n in range(3):
         _ended(alpha, f"a{n}", "alpha")
@@ -1358,7 +922,8 @@ def test_pushes_leave_no_loose_objects_and_no_ref_but_the_fetched_and_imported(t
     refs = store.run(["for-each-ref", "--format=%(refname)"]).decode().split()
 
     assert counts["count"] == "0"  # every object in a pack, which the history bound counts
-    assert set(refs) <= {"refs/fetched", "refs/imported"}  # no snapshot of an old push kept for good
+    kept = {r.rsplit("/", 1)[0] if r.startswith(("refs/machines/", "refs/imported/")) else r for r in refs}
+    assert kept <= {"refs/machines", "refs/imported", "refs/mine", "refs/pushing"}  # no old push kept for good
 
 
 @pytest.mark.parametrize("left", ["shallow.lock", "packed-refs.lock", "refs/fetched.lock", "refs/imported.lock"])
@@ -1387,7 +952,10 @@ def test_a_round_whose_state_names_a_commit_no_longer_here_reads_the_whole_tree_
     done = _round(alpha, "alpha")
 
     assert "b2" in done.imported and done.pushed == 1
-    assert sync.State.load(alpha).imported == Store(alpha.sync_repo, os.environ).resolve("refs/fetched")
+    state = sync.State.load(alpha)
+    assert set(state.known.values()) == {
+        Store(alpha.sync_repo, os.environ).resolve(f"refs/machines/{m}") for m in state.known
+    }
 
 
 def _own_meta(beta: PathResolver, session_id: str, host: str = "alpha") -> bytes:
@@ -1400,6 +968,7 @@ def _own_meta(beta: PathResolver, session_id: str, host: str = "alpha") -> bytes
 @pytest.mark.parametrize("kind", ["file", "dangling-link", "link-loop"])
 def test_an_odd_local_entry_named_like_an_own_session_never_stops_a_round(tmp_path: Path, bare: str, kind: str) -> None:
     alpha, beta = _beta_session(tmp_path, bare)
+    Path(alpha.sessions_dir).mkdir(parents=True, exist_ok=True)
     target = Path(alpha.sessions_dir, "x1")
     if kind == "file":
         target.write_text("a stray file")
@@ -1431,87 +1000,12 @@ def test_a_dangling_link_left_by_hand_for_a_pushed_session_never_stops_a_round(t
     assert "b2" in _round(alpha, "alpha").imported
 
 
-def _junk(n: int) -> dict:
-    junk = os.urandom(1 << 20)
-    return {f"junk/{n}-{i}": junk[i << 18 : (i + 1) << 18] for i in range(4)}
-
-
-def _grow_until_refused(alpha: PathResolver, bare: str, base: dict, rounds: int = 12) -> tuple[Optional[int], int]:
-    sent = dict(base)
-    for n in range(rounds):
-        sent.update(_junk(n))
-        for path in [p for p in base if p.endswith("_meta.json")]:  # touched: listed whole every round
-            meta = json.loads(base[path])
-            meta["round"] = n
-            sent[path] = json.dumps(meta).encode()
-        _hostile(bare, sent)
-        try:
-            _round(alpha, "alpha")
-        except TooLarge:
-            return n, _repo_bytes(alpha)
-    return None, _repo_bytes(alpha)
-
-
 def _fake_own(beta: PathResolver, session_id: str, size: int) -> dict:
     """The remote's 'copy' of an own session: one zero blob named by every board file and the handoff."""
     zeros = bytes(size)
     files = {f"sessions/{session_id}/{n}": zeros for n in ("session-notes.md", "active-tasks.md", "shared-context.md")}
     files[f"sessions/{session_id}/_meta.json"] = _own_meta(beta, session_id)
     return files
-
-
-@pytest.mark.parametrize("case", ["control", "active-session", "stray-big-file", "linked-folder"])
-def test_a_remote_that_fattens_this_machines_unsent_sessions_keeps_no_more_here_round_after_round(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch, case: str
-) -> None:
-    monkeypatch.setattr(importing, "MAX_UNHELD_BYTES", 1 << 20)
-    alpha, beta = _beta_session(tmp_path, bare)
-    base: dict = {}
-    if case == "active-session":  # alpha works in act1 (4 MiB of notes): never sent, so never in state.pushed
-        with mock.patch.dict(os.environ, BLACKBOARD_HOST="alpha"):
-            session.start(alpha, "act1", "startup", {"cwd": alpha.root}, settings_now())
-        with open(alpha.board_file("act1", "notes"), "a") as notes:
-            notes.write(os.urandom(2 << 20).hex())
-        base = _fake_own(beta, "act1", 5 << 20)
-    elif case == "stray-big-file":  # an own active session (never sent) with a sparse stray file in its folder
-        with mock.patch.dict(os.environ, BLACKBOARD_HOST="alpha"):
-            session.start(alpha, "act1", "startup", {"cwd": alpha.root}, settings_now())
-        with open(Path(alpha.get_session_blackboard_dir("act1"), "dump.bin"), "wb") as f:
-            f.truncate(1 << 30)  # 1 GiB by st_size, nothing on disk
-        base = _fake_own(beta, "act1", 5 << 20)
-    elif case == "linked-folder":  # a folder linked to one holding a sparse 1 GiB file (no meta: host None)
-        big = tmp_path / "big"
-        big.mkdir()
-        with open(big / "f", "wb") as f:
-            f.truncate(1 << 30)
-        Path(alpha.sessions_dir, "l1").symlink_to(big)
-        base = _fake_own(beta, "l1", 5 << 20)
-    refused_at, on_disk = _grow_until_refused(alpha, bare, base)
-    assert refused_at is not None and on_disk < 4 << 20
-
-
-def test_a_session_removed_here_is_not_imported_back_on_a_whole_tree_read(tmp_path: Path, bare: str) -> None:
-    alpha, beta = _beta_session(tmp_path, bare)
-    shutil.rmtree(alpha.get_session_blackboard_dir("b1"))
-    sync.record_removal(alpha, "b1")
-    shutil.rmtree(alpha.sync_repo)
-    os.rename(alpha.sync_file("state.json"), alpha.sync_file("state.json") + ".aside")
-    done = _round(alpha, "alpha")
-    assert "b1" not in done.imported and "sessions/b1/_meta.json" not in _remote_paths(bare)
-
-
-def test_a_session_resumed_here_after_a_cleanup_removed_it_is_not_deleted_from_the_remote(
-    tmp_path: Path, bare: str
-) -> None:
-    alpha, beta = _beta_session(tmp_path, bare)
-    _ended(alpha, "a1", "alpha")
-    _round(alpha, "alpha")
-    shutil.rmtree(alpha.get_session_blackboard_dir("a1"))
-    sync.record_removal(alpha, "a1")  # cleanup; no round ran since
-    _ended(alpha, "a1", "alpha", note="resumed")  # claude --resume a1: the board starts afresh
-    _round(alpha, "alpha")
-    _round(alpha, "alpha")
-    assert "sessions/a1/_meta.json" in _remote_paths(bare)
 
 
 def test_a_new_remote_is_sent_everything_this_machine_wrote_and_nothing_it_imported(tmp_path: Path, bare: str) -> None:
@@ -1524,34 +1018,21 @@ def test_a_new_remote_is_sent_everything_this_machine_wrote_and_nothing_it_impor
 
     sync.enable(alpha, f"file://{moved}", settings_now())
 
-    assert sync.status(alpha, "alpha")["pending_sessions"] == 1  # a1: never sent to this remote
+    assert (
+        sync.status(alpha, settings_now(BLACKBOARD_HOST="alpha"))["pending_sessions"] == 1
+    )  # a1: never sent to this remote
     done = _round(alpha, "alpha")
-    assert done.pushed == 1 and done.imported == [] and done.conflicts == []
+    assert done.pushed == 1 and done.imported == []
     on_new = _remote_paths(str(moved))
     assert "sessions/a1/_meta.json" in on_new
     assert not [p for p in on_new if p.startswith("sessions/b1/")]  # beta sends its own, to whichever remote
-    assert sync.status(alpha, "alpha")["pending_sessions"] == 0
-    assert sync.State.load(alpha).foreign.keys() == {"b1"}  # what this machine holds stays
+    assert sync.status(alpha, settings_now(BLACKBOARD_HOST="alpha"))["pending_sessions"] == 0
+    assert _copy(alpha, "b1").is_dir()  # what this machine holds stays
 
     sync.enable(alpha, f"file://{bare}", settings_now())  # and back: the old remote holds a1 already
     _ended(alpha, "a2", "alpha")
     assert _round(alpha, "alpha").pushed == 2  # sent again, as a new remote; a1 lands unchanged
     assert {"sessions/a1/_meta.json", "sessions/a2/_meta.json"} <= set(_remote_paths(bare))
-
-
-def test_a_state_kept_before_remotes_were_recorded_is_the_configured_remotes(tmp_path: Path, bare: str) -> None:
-    alpha, _ = _beta_session(tmp_path, bare)
-    _ended(alpha, "a1", "alpha")
-    _round(alpha, "alpha")
-    path = Path(alpha.sync_file("state.json"))
-    old = json.loads(path.read_text())
-    del old["remote"]
-    path.write_text(json.dumps(old))
-
-    state = sync.State.load(alpha)
-
-    assert state.remote == f"file://{bare}" and state.pushed.keys() == {"a1", "b1"} and state.imported
-    assert sync.status(alpha, "alpha")["pending_sessions"] == 0
 
 
 def _remote_sessions(bare: str) -> list[str]:
@@ -1563,13 +1044,12 @@ def test_a_machine_sends_its_newest_sessions_within_the_bound_and_keeps_the_rest
 ) -> None:
     from blackboard.sync import outbound
 
-    monkeypatch.setattr(outbound, "MAX_SESSIONS_SENT", 6)
-    monkeypatch.setattr(outbound, "MIN_SESSIONS_SENT", 2)
+    monkeypatch.setenv("BLACKBOARD_SYNC_MAX_SESSIONS", "6")
     monkeypatch.setattr(outbound, "MAX_SESSIONS_PER_PUSH", 3)
     alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
     for i in range(10):
         _ended(alpha, f"a{i:02}", "alpha")
-    status = sync.status(alpha, "alpha")
+    status = sync.status(alpha, settings_now(BLACKBOARD_HOST="alpha"))
     assert (status["pending_sessions"], status["kept_here"]) == (6, 4)
 
     assert _round(alpha, "alpha").pushed == 3  # the newest first, a push at a time
@@ -1577,7 +1057,7 @@ def test_a_machine_sends_its_newest_sessions_within_the_bound_and_keeps_the_rest
     assert _round(alpha, "alpha").pushed == 3
     assert _round(alpha, "alpha").pushed == 0
     assert _remote_sessions(bare) == [f"a{i:02}" for i in range(4, 10)]
-    status = sync.status(alpha, "alpha")
+    status = sync.status(alpha, settings_now(BLACKBOARD_HOST="alpha"))
     assert (status["pending_sessions"], status["kept_here"]) == (0, 4)
     assert any(line.startswith("kept here only: 4 ") for line in sync.status_lines(status))
     _round(beta, "beta")
@@ -1587,116 +1067,84 @@ def test_a_machine_sends_its_newest_sessions_within_the_bound_and_keeps_the_rest
     _round(alpha, "alpha")
     assert _remote_sessions(bare) == [f"a{i:02}" for i in range(6, 12)]
     assert not any(p.startswith("removed/") for p in _remote_paths(bare))
-    assert sync.status(alpha, "alpha")["kept_here"] == 6
+    assert sync.status(alpha, settings_now(BLACKBOARD_HOST="alpha"))["kept_here"] == 6
     assert all(os.path.isdir(alpha.get_session_blackboard_dir(f"a{i:02}")) for i in range(12))
 
-    _ended(beta, "b1", "beta")  # the sessions it imported fill the bound: it still sends its own
+    _ended(beta, "b1", "beta")  # the sessions it imported count against no bound of its own ref
     _round(beta, "beta")
     assert "b1" in _remote_sessions(bare)
-    assert os.path.isdir(beta.get_session_blackboard_dir("a04"))  # what it imported stays
-    assert sync.status(beta, "beta")["kept_here"] == 0
+    assert _copy(beta, "a04").is_dir()  # what it imported stays, though alpha's ref holds it no more
+    assert sync.status(beta, settings_now(BLACKBOARD_HOST="beta"))["kept_here"] == 0
 
 
-def test_a_session_another_machine_went_on_in_is_never_taken_off_the_remote_to_make_room(
+def test_rounds_that_each_bring_new_sessions_stop_at_what_copies_may_hold_here_in_all(
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from blackboard import board
-    from blackboard.sync import outbound
+    """A remote that sends new sessions before every round cannot fill the disk one bounded round at a time."""
+    monkeypatch.setattr(importing, "MAX_HELD_BYTES", 3 << 20)
+    alpha, beta = _beta_session(tmp_path, bare)
+    meta = Path(beta.meta_path("b1")).read_text()
+    refused = []
+    for n in range(6):  # 1 MiB of new bytes a round
+        files = {f"sessions/x{n}/_meta.json": meta.replace('"b1"', f'"x{n}"').encode()}
+        files[f"sessions/x{n}/session-notes.md"] = os.urandom(1 << 19).hex().encode()
+        _hostile(bare, files)
+        refused += _round(alpha, "alpha").refused
+    held = sum(p.stat().st_size for p in Path(alpha.sync_dir).glob("machines/*/sessions/*/*"))
+    assert held <= 3 << 20
+    assert any("would pass 3 MiB" in line and "cleanup" in line for line in refused)
+    assert sync.State.load(alpha).retry == {} and sync.State.load(alpha).held <= 3 << 20
 
-    monkeypatch.setattr(outbound, "MAX_SESSIONS_SENT", 4)
-    monkeypatch.setattr(outbound, "MIN_SESSIONS_SENT", 2)
-    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
-    for i in range(4):
-        _ended(beta, f"b{i}", "beta")
-    _round(beta, "beta")
-    _round(alpha, "alpha")
-    with mock.patch.dict(os.environ, BLACKBOARD_HOST="alpha"):  # alpha goes on in beta's oldest
-        quiet = settings_now(BLACKBOARD_DIGEST="0")
-        session.start(alpha, "b0", "resume", {"cwd": alpha.root}, quiet)
-        board.Board(alpha, "b0").note("alpha's part", "main")
-        session.end(alpha, "b0", "other", quiet)
-    _round(alpha, "alpha")
-    _ended(beta, "b4", "beta")  # beta, which has not seen it, makes room for b4 by its oldest: b0
 
-    _round(beta, "beta")
-
-    assert "b0" in _remote_sessions(bare) and "b4" in _remote_sessions(bare)
+def _machine_ref(bare: str, machine: str, files: dict, when: int) -> None:
+    """A ref of machine ``machine`` holding ``files``, committed at ``when`` (seconds since the epoch)."""
     store = Store(bare, os.environ)
-    notes = store.run(["show", "refs/blackboard/acme/widget:sessions/b0/session-notes.md"]).decode()
-    assert "alpha's part" in notes
+    blobs = {
+        path: store.run(["hash-object", "-w", "--stdin"], stdin=data).decode().strip() for path, data in files.items()
+    }
+    index = dict(os.environ, GIT_INDEX_FILE=str(Path(bare) / f"index-{machine}"))
+    for path, sha in blobs.items():
+        subprocess.run(
+            ["git", f"--git-dir={bare}", "update-index", "--add", "--cacheinfo", f"100644,{sha},{path}"],
+            env=index,
+            check=True,
+        )
+    tree = subprocess.run(
+        ["git", f"--git-dir={bare}", "write-tree"], env=index, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    dated = dict(
+        index,
+        GIT_COMMITTER_DATE=f"{when} +0000",
+        GIT_AUTHOR_DATE=f"{when} +0000",
+        GIT_COMMITTER_NAME="x",
+        GIT_COMMITTER_EMAIL="x@x",
+        GIT_AUTHOR_NAME="x",
+        GIT_AUTHOR_EMAIL="x@x",
+    )
+    commit = subprocess.run(
+        ["git", f"--git-dir={bare}", "commit-tree", tree, "-m", "m"],
+        env=dated,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    store.run(["update-ref", f"refs/blackboard-machines/acme/widget/{machine}", commit])
 
 
-def test_a_remote_named_anew_while_a_round_runs_is_not_taken_for_the_one_it_pushed_to(
+def test_a_reader_reads_the_newest_refs_by_commit_time_each_to_its_bound(
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    alpha = _machine(tmp_path, "alpha", bare)
-    _ended(alpha, "a1", "alpha")
-    moved = tmp_path / "moved.git"
-    Store(str(moved), os.environ).ensure()
-    load = sync_state.State.load.__func__  # type: ignore[attr-defined]
-
-    def enabled_meanwhile(cls: type, resolver: PathResolver, *args: object) -> sync.State:
-        sync.enable(resolver, f"file://{moved}", settings_now())  # lands after the round read its remote
-        return load(cls, resolver, *args)
-
-    with monkeypatch.context() as patched:
-        patched.setattr(sync_state.State, "load", classmethod(enabled_meanwhile))
-        assert _round(alpha, "alpha").pushed == 1  # to the remote it fetched from
-    assert "sessions/a1/_meta.json" in _remote_paths(bare)
-
-    assert sync.status(alpha, "alpha")["pending_sessions"] == 1  # the new remote has nothing yet
-    assert _round(alpha, "alpha").pushed == 1
-    assert "sessions/a1/_meta.json" in _remote_paths(str(moved))
-
-
-@pytest.mark.parametrize("spelling", ["trailing-slash", "path", "away-and-back"])
-def test_a_remote_named_again_still_takes_another_machines_continuation(
-    tmp_path: Path, bare: str, spelling: str
-) -> None:
-    alpha, beta = _machine(tmp_path, "alpha", bare), _machine(tmp_path, "beta", bare)
-    _ended(alpha, "a1", "alpha", "alpha's part")
-    _round(alpha, "alpha")
-    _round(beta, "beta")
-    with mock.patch.dict(os.environ, BLACKBOARD_HOST="beta"):  # beta goes on in a1
-        quiet = settings_now(BLACKBOARD_DIGEST="0")
-        session.start(beta, "a1", "resume", {"cwd": beta.root}, quiet)
-        from blackboard import board
-
-        board.Board(beta, "a1").note("beta's part", "main")
-        session.end(beta, "a1", "other", quiet)
-    _round(beta, "beta")
-    if spelling == "away-and-back":
-        moved = tmp_path / "moved.git"
-        Store(str(moved), os.environ).ensure()
-        sync.enable(alpha, f"file://{moved}", settings_now())
-        _round(alpha, "alpha")
-    sync.enable(
-        alpha, {"trailing-slash": f"file://{bare}/", "path": bare}.get(spelling, f"file://{bare}"), settings_now()
-    )
+    alpha, beta = _beta_session(tmp_path, bare)
+    meta = Path(beta.meta_path("b1")).read_text()
+    monkeypatch.setattr(sync_round_module, "MAX_REFS", 3)
+    monkeypatch.setenv("BLACKBOARD_SYNC_MAX_SESSIONS", "2")
+    now = int(time.time())
+    for n in range(5):  # machine n committed n hours ago; each holds three sessions
+        files = {f"sessions/m{n}s{i}/_meta.json": meta.replace('"b1"', f'"m{n}s{i}"').encode() for i in range(3)}
+        _machine_ref(bare, f"{n:x}" * 32, files, now - 3600 * n - 60)
 
     done = _round(alpha, "alpha")
 
-    assert done.conflicts == [] and sync.State.load(alpha).conflicts == {}
-    assert "beta's part" in Path(alpha.board_file("a1", "notes")).read_text()
-
-
-def test_a_machine_keeps_only_its_newest_removal_markers_on_the_remote(
-    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from blackboard.sync import outbound
-
-    monkeypatch.setattr(outbound, "MAX_MARKERS_SENT", 3)
-    alpha = _machine(tmp_path, "alpha", bare)
-    for i in range(5):
-        _ended(alpha, f"a{i}", "alpha")
-    _round(alpha, "alpha")
-    for i in range(5):  # as cleanup removes them, one round apart
-        sync.record_removal(alpha, f"a{i}")
-        shutil.rmtree(alpha.get_session_blackboard_dir(f"a{i}"))
-        os.unlink(alpha.handoff_path(f"a{i}"))
-        _round(alpha, "alpha")
-
-    markers = sorted(p for p in _remote_paths(bare) if p.startswith("removed/"))
-    assert markers == ["removed/a2", "removed/a3", "removed/a4"]
-    assert not any(p.startswith("sessions/") for p in _remote_paths(bare))
-    assert list(sync.State.load(alpha).markers) == ["a2", "a3", "a4"]
+    copies = sorted(p.name for p in Path(alpha.sync_dir).glob("machines/*/sessions/*"))
+    assert copies == ["b1", "m0s0", "m0s1", "m1s0", "m1s1"]  # beta's and the two newest: three refs, two each
+    assert any("holds over 2 sessions" in line for line in done.refused)

@@ -20,7 +20,7 @@ from .common import FILE, GLOBAL, Command, author, current_board, emit, entry_js
 @GLOBAL
 def note(text: Sequence[str], path: str | None) -> None:
     """Append a note (a decision, a finding) to session-notes.md. TEXT '-' reads stdin."""
-    board = current_board()
+    board = current_board(writing=True)
     note_id = board.note(text_of(text, path), author())
     emit({"id": note_id, "session_id": board.session_id}, note_id)
     capacity_warning = board.capacity_warning()
@@ -42,7 +42,7 @@ task.command_class = Command
 @GLOBAL
 def task_add(text: Sequence[str], path: str | None) -> None:
     """Add an open task; prints its id. TEXT '-' reads stdin."""
-    board = current_board()
+    board = current_board(writing=True)
     task_id = board.add_task(text_of(text, path), author())
     emit({"id": task_id, "session_id": board.session_id}, task_id)
 
@@ -52,7 +52,7 @@ def task_add(text: Sequence[str], path: str | None) -> None:
 @GLOBAL
 def task_claim(task_id: str) -> None:
     """Claim a task before working on it; fails if someone else has it."""
-    claimed = current_board().claim_task(task_id, author())
+    claimed = current_board(writing=True).claim_task(task_id, author())
     emit(_changed_json(claimed), f"claimed {claimed.name}: {claimed.task.body}")
 
 
@@ -67,7 +67,7 @@ FORCE = click.option(
 @GLOBAL
 def task_done(task_id: str, force: bool) -> None:
     """Mark a task done. Another live session's claimed task is its to close, but with --force."""
-    finished = current_board().finish_task(task_id, author(), force)
+    finished = current_board(writing=True).finish_task(task_id, author(), force)
     emit(_changed_json(finished), f"done {finished.name}{_overrode(finished)}: {finished.task.body}")
 
 
@@ -79,7 +79,7 @@ def task_done(task_id: str, force: bool) -> None:
 def task_drop(task_id: str, reason: str, force: bool) -> None:
     """Drop a task that will not be done; it leaves the open work of every later handoff. Another live session's
     claimed task is its to drop, but with --force."""
-    dropped = current_board().drop_task(task_id, author(), reason, force)
+    dropped = current_board(writing=True).drop_task(task_id, author(), reason, force)
     emit(_changed_json(dropped), f"dropped {dropped.name}{_overrode(dropped)}: {dropped.task.body}")
 
 
@@ -183,7 +183,7 @@ def _carried_json(item: Item, claim: claims.Claim | None) -> dict[str, str]:
 @GLOBAL
 def post(key: str, value: Sequence[str], replace: bool, path: str | None) -> None:
     """Post VALUE under KEY in shared-context.md for other agents. VALUE '-' reads stdin."""
-    board = current_board()
+    board = current_board(writing=True)
     board.post(key, text_of(value, path), author(), replace)
     emit({"key": key, "session_id": board.session_id}, key)
 
@@ -202,7 +202,7 @@ def read(key: str) -> None:
 @GLOBAL
 def claim_key(key: str) -> None:
     """Read and remove KEY; exactly one claimant gets it."""
-    entry = current_board().claim_key(key)
+    entry = current_board(writing=True).claim_key(key)
     emit(entry_json(entry), entry.body)
 
 

@@ -97,8 +97,9 @@ def settings() -> Settings:
     return found
 
 
-def current_board() -> Board:
-    return locate(settings(), os.getcwd(), global_options().get("session"))
+def current_board(writing: bool = False) -> Board:
+    """The board the command means; ``writing`` when it writes to it (``board.locate``)."""
+    return locate(settings(), os.getcwd(), global_options().get("session"), writing)
 
 
 def author() -> str:

@@ -1,4 +1,4 @@
-"""``blackboard sync``: a round now, and turning sync on and off, with its status (ADR 19)."""
+"""``blackboard sync``: a round now, and turning sync on and off, with its status (ADR 19, ADR 30)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import click
 
 from .. import sync as syncing
 from ..errors import BlackboardError
+from ..machines import machine_id
 from ..redact import redact_remote
 from .common import GLOBAL, emit, here, settings
 
@@ -16,21 +17,22 @@ from .common import GLOBAL, emit, here, settings
 @GLOBAL
 @click.pass_context
 def sync(ctx: click.Context) -> None:
-    """Run one sync round now: fetch other machines' sessions, push this machine's (see `sync enable`)."""
+    """Run one sync round now: read other machines' sessions, push this machine's own (see `sync enable`)."""
     if ctx.invoked_subcommand is not None:
         return
     resolver = here()
     if not syncing.enabled(resolver):
         raise BlackboardError("sync is off for this project; turn it on with: blackboard sync enable [--remote URL]")
     done = syncing.sync_round(resolver, settings(), lambda step: click.echo(f"blackboard: {step}…", err=True))
-    lines = [f"imported {len(done.imported)} session(s), pushed {done.pushed}, removed {done.removed}"]
-    lines += [f"conflict: {c}" for c in done.conflicts] + [f"refused: {r}" for r in done.refused]
-    lines += [f"not synced: {s}" for s in done.skipped]
+    lines = [
+        f"imported {len(done.imported)} session(s) of other machines, pushed {done.pushed}, "
+        f"taken off this machine's ref {done.removed}"
+    ]
+    lines += [f"refused: {r}" for r in done.refused] + [f"not synced: {s}" for s in done.skipped]
     data = {
         "imported": done.imported,
         "pushed": done.pushed,
         "removed": done.removed,
-        "conflicts": done.conflicts,
         "refused": done.refused,
         "not_synced": done.skipped,
     }
@@ -45,7 +47,7 @@ def sync_enable(remote: str | None, yes: bool) -> None:
     """Turn sync on for this project: sessions travel through a ref of its git remote."""
     resolver = here()
     url = syncing.remote_url(resolver, remote, settings().home)
-    ref = syncing.remote_ref(resolver)
+    ref = f"{syncing.remote_ref(resolver)}/{machine_id(resolver.root)}"
     click.echo(f"blackboard: sync sends this project's ended sessions to {redact_remote(url)} ({ref}).", err=True)
     click.echo(f"blackboard: {syncing.readers_warning(url)}.", err=True)
     if not yes:
@@ -74,7 +76,7 @@ def sync_disable() -> None:
 @GLOBAL
 def sync_status() -> None:
     """Show the remote, the last fetch and push with their outcome, and what is pending."""
-    info = syncing.status(here(), settings().host)
+    info = syncing.status(here(), settings())
     if not info["enabled"]:
         emit(info, "sync is off for this project (blackboard sync enable [--remote URL])")
         return

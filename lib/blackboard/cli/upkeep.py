@@ -13,6 +13,7 @@ from .. import doctor as checks
 from .. import migrate as migration
 from ..clock import parse_duration
 from ..errors import BlackboardError
+from ..machines import old_copies, remove_copy
 from ..render import size_text
 from .common import EXPECTED, GLOBAL, Command, emit, here, resolvers, settings
 
@@ -80,8 +81,13 @@ def cleanup(older_than: str, keep: int, all_projects: bool, dry_run: bool, yes: 
         f"{c.finished}, {size_text(c.size)})"
         for c in removed
     ]
+    copies = [(r, *c) for r in resolvers(all_projects) for c in old_copies(r, seconds, keep)]
+    for resolver, source, session_id in copies if not dry_run else []:
+        remove_copy(resolver, source, session_id)  # another machine's: its ref is not touched
+    lines += [f"{verb} the copy of {s} from machine {m[:8]} (arrived here over {older_than} ago)" for _, m, s in copies]
     lines.append(f"{verb} {len(rows)} sessions, {size_text(freed)}")
-    emit({"dry_run": dry_run, "sessions": rows, "bytes": freed, "skipped": skipped}, "\n".join(lines))
+    copied = [{"machine": m, "session_id": s} for _, m, s in copies]
+    emit({"dry_run": dry_run, "sessions": rows, "copies": copied, "bytes": freed, "skipped": skipped}, "\n".join(lines))
     for line in skipped:
         click.echo(f"blackboard: warning: skipped {line}", err=True)
 

@@ -1,24 +1,25 @@
-"""Boards and handoffs travel between machines through the project's own git remote (ADR 19).
+"""Boards and handoffs travel between machines through the project's own git remote (ADR 19, ADR 30).
 
-The remote holds ``refs/blackboard/{org}/{project}``: commits whose tree is the local layout,
+Each machine writes one ref per project, ``refs/blackboard-machines/{org}/{project}/{machine-id}``,
+and is its only writer: a push is a compare-and-swap on what it pushed last. Its tree holds the
+sessions this machine wrote, its newest to a bound,
 
     sessions/{id}/_meta.json, active-tasks.md, session-notes.md, shared-context.md
     handoff/handoff-{id}.md
-    removed/{id}          a session a cleanup removed: never imported again
-    active/{host}.json    a machine's active sessions, a light record
+    active.json           this machine's active sessions, a light record
 
-Each machine pushes its own finished sessions, redacted, and imports everyone else's. A
-merge is a union of disjoint folders; a rejected push fetches, merges and tries again.
-What comes from the remote is untrusted: checked, bounded, never followed or executed.
+redacted, with no path of this machine. Every other machine's ref is read, read-only, and what
+it holds is kept here under that machine's id (``machines``): nothing read can replace, merge
+into or remove what this machine wrote. What comes from the remote is untrusted: checked,
+bounded, never followed or executed.
 
-The modules, each one job: ``config`` (opting in), ``state`` (what this machine knows of
-the remote), ``inbound`` (checking what the remote holds, without disk or git),
-``remote`` (fetching and pushing), ``importing`` (moving accepted sessions in),
-``outbound`` (what this machine sends) and ``round`` (a round, and the rounds hooks start).
+The modules, each one job: ``config`` (opting in), ``state`` (what this machine knows of the
+remote), ``inbound`` (checking what a ref holds, without disk or git), ``remote`` (listing,
+fetching), ``importing`` (keeping accepted sessions under their machine's id), ``outbound``
+(what this machine's ref holds) and ``round`` (a round, and the rounds hooks start).
 """
 
-from .config import disable, enable, enabled, readers_warning, remote_ref, remote_url
-from .outbound import record_removal
+from .config import disable, enable, enabled, legacy_ref, readers_warning, remote_ref, remote_url
 from .round import (
     Round,
     background_round,
@@ -41,8 +42,8 @@ __all__ = [
     "enable",
     "enabled",
     "finish_fetch",
+    "legacy_ref",
     "readers_warning",
-    "record_removal",
     "remote_ref",
     "remote_url",
     "round_waiting",

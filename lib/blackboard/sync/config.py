@@ -1,4 +1,4 @@
-"""Opting in: ``_sync/config.json`` names the remote; the ref a project's boards travel under (ADR 19)."""
+"""Opting in: ``_sync/config.json`` names the remote; the refs a project's boards travel under (ADR 19, ADR 30)."""
 
 from __future__ import annotations
 
@@ -83,17 +83,28 @@ def served_by(program: str, url: str) -> list[str]:
 
 
 def remote_ref(resolver: PathResolver) -> str:
-    """``refs/blackboard/{org}/{project}``: the project's ref on the remote."""
+    """``refs/blackboard-machines/{org}/{project}``: beneath it, one ref per machine (ADR 30)."""
+    org, name = _ref_parts(resolver)
+    return f"refs/blackboard-machines/{org}/{name}"
+
+
+def legacy_ref(resolver: PathResolver) -> str:
+    """``refs/blackboard/{org}/{project}``: the ref every machine rewrote before ADR 30; read once, never written."""
+    org, name = _ref_parts(resolver)
+    return f"refs/blackboard/{org}/{name}"
+
+
+def _ref_parts(resolver: PathResolver) -> list[str]:
     parts = [resolver.project.org, resolver.project.name]
     if any(p != safe_segment(p) or ".." in p or p.endswith(".lock") for p in parts):
         raise BlackboardError(f"{'/'.join(parts)} cannot be a git ref name; this project cannot sync")
-    return f"refs/blackboard/{parts[0]}/{parts[1]}"
+    return parts
 
 
 def read_config(resolver: PathResolver) -> dict[str, str]:
-    """The remote and the ref, as ``sync enable`` wrote them."""
+    """The remote, and the refs: ``prefix`` (one ref per machine beneath it) and ``legacy`` (the old shared one)."""
     data = read_json_object(resolver.sync_file("config.json"), 64 * 1024)
     remote = data.get("remote")
     if not isinstance(remote, str) or not usable_remote(remote):
         raise BlackboardError(f"{resolver.sync_file('config.json')} names no remote; run `blackboard sync enable`")
-    return {"remote": data["remote"], "ref": remote_ref(resolver)}
+    return {"remote": remote, "prefix": remote_ref(resolver), "legacy": legacy_ref(resolver)}

@@ -1,7 +1,7 @@
-"""What comes from the remote, checked: a pure function of tree entries and blob contents.
+"""What another machine's ref holds, checked: a pure function of tree entries and blob contents.
 
 Nothing here reads the disk or runs git; ``importing`` applies what this accepts. Every
-refusal says why, and a session with any refused file is refused whole (ADR 19).
+refusal says why, and a session with any refused file is refused whole (ADR 19, ADR 30).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Mapping
 
 from .. import handoff
 from ..clock import epoch_seconds
@@ -19,7 +19,7 @@ from ..gitstore import BLOB, Entry
 from ..ids import is_session_id
 from ..meta import FINISHED, MAX_META_BYTES, Meta, upgrade
 from ..paths import BOARD_FILES, META_FILE
-from ..project import Project, safe_segment
+from ..project import Project
 from ..registry import CLOCK_AHEAD_SECONDS
 from ..render import inline
 
@@ -30,45 +30,44 @@ if TYPE_CHECKING:
 SESSION_FILES = (META_FILE, *BOARD_FILES.values())
 MAX_FILE_BYTES = 8 * 1024 * 1024  # larger board files stay on their machine; status says so
 MAX_ACTIVE_BYTES = 64 * 1024
-# One import writes at most this, a file counted each time the tree uses it: a 46 KiB pack that
-# names one 8 MiB blob 300 times must not write 2.4 GiB.
+# One round's import writes at most this, a file counted each time a tree uses it: a 46 KiB pack
+# that names one 8 MiB blob 300 times must not write 2.4 GiB.
 MAX_IMPORT_BYTES = 256 * 1024 * 1024
-MAX_HELD_BYTES = 1024 * 1024 * 1024  # what imports may hold here in all, round after round
-MAX_REFUSED_BYTES = 1024 * 1024  # refused entries stay in the private repository; more than this, none do
-# What a commit's objects may take on disk beyond what the boards here hold and what its import
-# writes: the remote cannot keep more than this here, round after round (``importing``).
-MAX_UNHELD_BYTES = 128 * 1024 * 1024
+MAX_HELD_BYTES = 1024 * 1024 * 1024  # what copies of other machines' sessions may hold here in all
 MAX_ACTIVE_RECORDS = 50
-# Sessions the remote holds, from every machine: five files each, well within the MAX_ENTRIES files
-# a round reads, with room for removal markers. A machine sends its newest (``outbound``) so
-# that this many stand beside the sessions it imported, and at least MIN_SESSIONS_SENT.
-MAX_SESSIONS_SENT = 15_000
-MIN_SESSIONS_SENT = 1_000
+DEFAULT_MAX_SESSIONS = 5_000  # of one ref: ``BLACKBOARD_SYNC_MAX_SESSIONS``
+MAX_REFS = 64  # other machines' refs one project reads: the newest by commit time
 MAX_REFUSALS = 50  # lines of one round's refusals, and of those ``sync status`` keeps
 HOST_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 
 
-class Layout:
-    """A remote tree sorted into sessions, handoffs, removals and active records; anything else is refused."""
+def max_sessions(environ: Mapping[str, str]) -> int:
+    """``BLACKBOARD_SYNC_MAX_SESSIONS`` (default 5 000): the sessions one ref holds, and a reader takes of it."""
+    value = environ.get("BLACKBOARD_SYNC_MAX_SESSIONS", "")
+    return int(value) if value.isdigit() and 1 <= int(value) <= 100_000 else DEFAULT_MAX_SESSIONS
 
-    def __init__(self, entries: list[Entry]) -> None:
+
+class Layout:
+    """A machine's tree sorted into sessions, handoffs and its active record; anything else is refused.
+
+    ``legacy``: the old shared ref's tree, whose ``removed/`` markers and ``active/`` records are
+    passed over (nothing of them is taken any more).
+    """
+
+    def __init__(self, entries: list[Entry], legacy: bool = False) -> None:
         self.sessions: dict[str, dict[str, Entry]] = {}
         self.handoffs: dict[str, Entry] = {}
-        self.removed: set[str] = set()
-        self.active: dict[str, Entry] = {}
+        self.active: Entry | None = None
         self.problems: list[str] = []
         self.spoiled: set[str] = set()  # sessions with a refused file: refused whole
-        self.oversized: list[str] = []  # files over MAX_FILE_BYTES: the whole commit is refused and forgotten
-        self.taken_bytes = 0  # what an import of every accepted entry would write, a blob counted at each use
-        self.refused_bytes = 0  # what refused entries hold: kept in the private repository unless refused whole
+        self.oversized: list[
+            str
+        ] = []  # files over MAX_FILE_BYTES: the machine's whole commit is refused, and forgotten
+        self.legacy = legacy
         refused = 0
         for entry in entries:
             problem = self._place(entry)
-            size = max(entry.size, 0)
-            if not problem:
-                self.taken_bytes += size
-            else:
-                self.refused_bytes += size
+            if problem:
                 refused += 1
                 if refused <= MAX_REFUSALS:
                     self.problems.append(f"{inline(entry.path, 200)}: {problem}")
@@ -77,33 +76,6 @@ class Layout:
                     self.spoiled.add(parts[1] if parts[0] == "sessions" else handoff.handoff_id(parts[1]) or parts[1])
         if refused > MAX_REFUSALS:
             self.problems.append(f"and {refused - MAX_REFUSALS} more entries refused")
-
-    def too_large(self, held: int = 0, written: int | None = None) -> str | None:
-        """Why the whole commit is refused for its size (and forgotten), or None.
-
-        ``held``: what earlier imports hold here, less the sessions this commit replaces.
-        ``written``: what its import would write (``taken_bytes`` less the sessions it leaves
-        alone, this machine's own). Each import is bounded, and so are all of them together, so
-        a remote that sends new sessions before every round cannot fill the disk.
-        """
-        mib = 1024 * 1024
-        written = self.taken_bytes if written is None else written
-        if self.oversized:
-            return f"the remote holds files over {MAX_FILE_BYTES // mib} MiB ({self.oversized[0]}…)"
-        if written > MAX_IMPORT_BYTES:
-            return f"the remote's boards come to over {MAX_IMPORT_BYTES // mib} MiB to write here"
-        if held + written > MAX_HELD_BYTES:
-            return (
-                f"the sessions imported here would come to over {MAX_HELD_BYTES // mib} MiB "
-                f"({held / mib:.1f} MiB held; `blackboard cleanup` removes old sessions)"
-            )
-        if self.refused_bytes > MAX_REFUSED_BYTES:
-            return f"the remote holds over {MAX_REFUSED_BYTES // mib} MiB outside the board layout"
-        return None
-
-    def bytes_of(self, session_ids: Iterable[str]) -> int:
-        """What the entries of these sessions (their files and handoffs) take, as ``taken_bytes`` counts them."""
-        return sum(max(entry.size, 0) for session_id in session_ids for entry in self.files_of(session_id))
 
     def files_of(self, session_id: str) -> list[Entry]:
         """A session's entries: its folder's files, then its handoff when it has one."""
@@ -115,9 +87,8 @@ class Layout:
         parts = path.split("/")
         if kind != BLOB or mode not in ("100644", "100755"):
             return "not a regular file (a link or a submodule); refused"
-        if parts[0] == "removed" and len(parts) == 2 and is_session_id(parts[1]):
-            self.removed.add(parts[1])
-            return None
+        if self.legacy and parts[0] in ("removed", "active"):
+            return None  # markers and records of the old design: nothing takes them any more
         if size > MAX_FILE_BYTES:
             self.oversized.append(inline(path, 200))
             return f"over {MAX_FILE_BYTES // (1024 * 1024)} MiB; refused"
@@ -129,27 +100,25 @@ class Layout:
             if session_id is not None:
                 self.handoffs[session_id] = entry
                 return None
-        if parts[0] == "active" and len(parts) == 2 and parts[1].endswith(".json") and size <= MAX_ACTIVE_BYTES:
-            self.active[parts[1][: -len(".json")]] = entry
+        if path == "active.json" and size <= MAX_ACTIVE_BYTES:
+            self.active = entry
             return None
         return "not part of the board layout; refused"
 
 
 class Refused:
-    """Why something the remote holds was not taken: ``kind`` is ``refused`` (it broke a rule) or
-    ``conflict`` (it clashes with this machine's own work)."""
+    """Why a session another machine sent was not taken (it is looked at again next round)."""
 
-    __slots__ = ("detail", "kind")
+    __slots__ = ("detail",)
 
-    def __init__(self, detail: str, kind: str = "refused") -> None:
+    def __init__(self, detail: str) -> None:
         self.detail = detail
-        self.kind = kind
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Refused) and (self.detail, self.kind) == (other.detail, other.kind)
+        return isinstance(other, Refused) and self.detail == other.detail
 
     def __repr__(self) -> str:
-        return f"Refused({self.detail!r}, {self.kind!r})"
+        return f"Refused({self.detail!r})"
 
 
 class Accepted:
@@ -174,7 +143,7 @@ def check_session(
     meta = check_meta(project, session_id, files.get(META_FILE))
     if isinstance(meta, Refused):
         return meta
-    meta["via"] = "sync"  # marked on arrival, whatever host it names: never taken for this machine's own
+    meta["via"] = "sync"  # marked on arrival: shown as another machine's wherever it is read
     files = {**files, META_FILE: (json.dumps(meta) + "\n").encode()}
     accepted = Accepted({name: data or b"" for name, data in files.items()}, meta)
     if handoff_data is False:
@@ -233,11 +202,14 @@ def check_handoff(
         return Refused("its handoff's front matter is not the plugin's own; refused")
     if fields.get("session_id") != session_id:
         return Refused("its handoff names another session; refused")
-    if any(key in fields and fields[key] != meta.get(key) for key in ("org", "project", "host")):
+    if any(key in fields and fields[key] != meta.get(key) for key in ("org", "project")):
+        return Refused("its handoff names another project or host than its _meta.json; refused")
+    if fields.get("host") not in (None, meta.get("host")):  # none: written before sessions named their host
         return Refused("its handoff names another project or host than its _meta.json; refused")
     end = handoff.effective_end(fields)
     if end is not None and end > time.time() + CLOCK_AHEAD_SECONDS:
         return Refused("its handoff ends in the future; refused")
+    fields["host"] = meta.get("host")  # the machine it came from, said the same way as its metadata says it
     fields["via"] = "sync"  # and so is its handoff, which the next session's context is built from
     return handoff.dump_front_matter(fields) + body, handoff.order(fields) if end is not None else None
 
@@ -247,11 +219,11 @@ def updated(records: list) -> float:
     return max((t for t in stamps if isinstance(t, (int, float))), default=0.0)
 
 
-def active_records(name: str, data: bytes | None) -> list[dict[str, object]]:
-    """The records of one ``active/{name}.json``; none when its host is not the one its name says."""
+def active_records(data: bytes | None) -> list[dict[str, object]]:
+    """The records of a machine's ``active.json``: its active sessions, under the host it names."""
     loaded = json_object(data)
     host = loaded.get("host")
-    if not isinstance(host, str) or not re.fullmatch(HOST_NAME, host) or safe_segment(host) != name:
+    if not isinstance(host, str) or not re.fullmatch(HOST_NAME, host):
         return []
     updated = epoch_seconds(str(loaded.get("updated") or ""))
     if updated is None or updated > time.time() + CLOCK_AHEAD_SECONDS:  # a future stamp would never expire

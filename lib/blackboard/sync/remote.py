@@ -1,4 +1,4 @@
-"""Talking to the remote: a fetch into the private repository, watched and bounded, and a push (ADR 19)."""
+"""Talking to the remote: listing the project's refs, fetching other machines', pushing this machine's (ADR 30)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from ..fsutil import create_exclusive, refuse_links
 from ..gitstore import GitFailed, Store, TooLarge
+from ..machines import LEGACY_SOURCE, MACHINE_ID
 from ..paths import PathResolver
 from .config import read_config, served_by
 from .state import State, note_status
@@ -15,99 +16,93 @@ TYPE_CHECKING = False  # as in ``meta``: typing only for mypy, never imported by
 if TYPE_CHECKING:
     from typing import NoReturn
 
-# In the private repository: the remote's newest commit as fetched, then this machine's commit
-# on top of it until pushed; and the commit the last import came from (``state.imported``),
-# kept until the next import has compared its trees (gc deletes what no ref reaches).
-FETCHED, IMPORTED = "refs/fetched", "refs/imported"
+# In the private repository: each other machine's newest commit as fetched (``refs/machines/{id}``),
+# the commit of it last imported (``refs/imported/{id}``, kept so the next import reads only what
+# changed; gc deletes what no ref reaches), and this machine's own as last pushed (``MINE``).
+FETCHED, IMPORTED, MINE = "refs/machines/", "refs/imported/", "refs/mine"
 MAX_FETCH_BYTES = 64 * 1024 * 1024  # one fetch; board files are text, and over 8 MiB are never sent
+MAX_LISTED = 4_096  # refs of one project a listing reads; the rest are passed over, and status says so
+
+
+class Listing:
+    """The project's refs on the remote: each other machine's commit, this machine's own, the old shared one."""
+
+    __slots__ = ("others", "mine", "legacy", "passed_over")
+
+    def __init__(self) -> None:
+        self.others: dict[str, str] = {}  # machine id -> commit
+        self.mine: str | None = None
+        self.legacy: str | None = None
+        self.passed_over = 0  # refs beneath the prefix that name no machine, or past MAX_LISTED
 
 
 class Fetch:
-    """The remote's commit for this project: asked for with ``git ls-remote`` (a probe) or fetched at once.
+    """The remote's refs of this project, asked for with ``git ls-remote`` at once; then the changed ones fetched.
 
-    Git starts at once and works while the caller does its own work. ``git ls-remote``
-    costs a fraction of a ``git fetch``, which negotiates and checks connectivity even when
-    nothing changed: most SessionStarts find the commit they know, and fetch nothing.
+    Git starts at once and works while the caller does its own work. ``git ls-remote`` costs a
+    fraction of a ``git fetch``: most SessionStarts find every commit they know, and fetch nothing.
     """
 
-    def __init__(
-        self, resolver: PathResolver, environ: Mapping[str, str], probe: bool = True, locked: bool = False
-    ) -> None:
-        """``locked``: the caller holds the round's lock, so what a git stopped half-way left is cleared first."""
+    def __init__(self, resolver: PathResolver, environ: Mapping[str, str], me: str, locked: bool = False) -> None:
+        """``me``: this machine's id. ``locked``: the caller holds the round's lock, so what a git stopped
+        half-way left is cleared first."""
         refuse_links(resolver.root, resolver.sync_dir)
-        self.resolver, self.environ = resolver, environ
+        self.resolver, self.environ, self.me = resolver, environ, me
         self.config = read_config(resolver)
         self.store = Store(resolver.sync_repo, environ)
         self.store.ensure()
         if locked:
             self.store.clear_stale_locks()
-        self.probe = probe
-        probing = [
-            "ls-remote",
-            *served_by("upload-pack", self.config["remote"]),
-            self.config["remote"],
-            self.config["ref"],
-        ]
-        self.packs = None if probe else set(self.store.pack_sizes())  # what was here before a fetch
-        self.proc = self.store.spawn(probing if probe else self._args())
-        self.deadline: float | None = None  # the caller's (``listed``)
-        self.record_up_to_date = True  # SessionStart leaves that to the round it starts: one write less
-        self.seen: str | None = None  # what ``listed`` found
+        remote = self.config["remote"]
+        probing = ["ls-remote", *served_by("upload-pack", remote), remote, f"{self.config['prefix']}/*"]
+        self.proc = self.store.spawn([*probing, self.config["legacy"]])
+        self.seen: Listing | None = None
+        self.problems: list[str] = []  # refs refused as fetched (they name no commit)
 
-    def listed(self, deadline: float) -> str | None:
-        """The remote's commit as ``ls-remote`` saw it (a probe) or the fetch brought it; None when it has none."""
-        self.deadline = deadline
+    def listed(self, deadline: float) -> Listing:
+        """The refs as ``ls-remote`` saw them."""
         if self.seen is None:
             try:
-                self.seen = self._listed(deadline)
+                out = self.store.finish(self.proc, None, deadline)
             except GitFailed as exc:
-                self._failed(exc)
-            if not self.seen:
-                note_status(self.resolver, "fetch", True, "the remote has no boards of this project yet")
-        return self.seen or None
+                note_status(self.resolver, "fetch", False, str(exc))
+                raise
+            self.seen = self._parse(out)
+        return self.seen
 
-    def finish(self, deadline: float, known: str | None) -> str | None:
-        """The remote's commit, fetched unless it is ``known``; None when the remote has none yet."""
-        listed = self.listed(deadline)
-        if listed is None:
-            return None
-        if self.probe and listed != known:  # probed, and new: fetch it now
-            try:
-                self.packs = set(self.store.pack_sizes())
-                self.store.finish(self.store.spawn(self._args()), None, deadline, self._too_much)
-                listed = self._fetched()
-            except GitFailed as exc:
-                self._failed(exc)
-        if listed != known:
-            self._bounded(known)
-        if listed != known or self.record_up_to_date:
-            note_status(self.resolver, "fetch", True, "up to date" if listed == known else "fetched")
-        return listed
+    def _parse(self, out: bytes) -> Listing:
+        listing = Listing()
+        beneath = self.config["prefix"] + "/"
+        for line in out.splitlines():
+            sha, _, name = line.decode("utf-8", "replace").partition("\t")
+            if len(sha) not in (40, 64) or not all(c in "0123456789abcdef" for c in sha):
+                continue
+            if name == self.config["legacy"]:
+                listing.legacy = sha
+            elif name.startswith(beneath) and MACHINE_ID.fullmatch(name[len(beneath) :]):
+                machine = name[len(beneath) :]
+                if machine == self.me:
+                    listing.mine = sha
+                elif len(listing.others) < MAX_LISTED:
+                    listing.others[machine] = sha
+                else:
+                    listing.passed_over += 1
+            elif name.startswith(beneath):
+                listing.passed_over += 1
+        return listing
 
-    def _bounded(self, known: str | None) -> None:
-        """Refuse what a fetch brought over ``MAX_FETCH_BYTES``, when it was too quick for ``_too_much`` to see."""
-        brought = sum(size for name, size in self.store.pack_sizes().items() if name not in (self.packs or ()))
-        if brought > MAX_FETCH_BYTES:
-            self._failed(TooLarge(self._over_the_cap()))
+    def fetch(self, wanted: list[str], deadline: float) -> dict[str, str]:
+        """Fetch the newest commit (alone) of each source in ``wanted`` (machine ids; ``shared`` for the old ref).
 
-    def _over_the_cap(self) -> str:
-        return f"the remote sent over {MAX_FETCH_BYTES // (1024 * 1024)} MiB of boards; refused, nothing kept"
-
-    def _failed(self, exc: GitFailed) -> NoReturn:
-        """Say why the fetch failed, and forget what it brought: a fetch refused after its pack was written
-        (a ref naming no commit, objects that do not connect, over the cap) would otherwise leave
-        that pack here every round, and gc runs only in an import. A round forgets it at once,
-        within its time; SessionStart, which a person waits on, and a round out of time leave it
-        for the next round (``forget_fetched``)."""
-        self.store.remove_partial_packs()
-        if self.packs is not None and set(self.store.pack_sizes()) - self.packs:
-            forget_fetched(self.resolver, self.environ, None if self.probe else self.deadline)
-        note_status(self.resolver, "fetch", False, str(exc))
-        raise exc
-
-    def _args(self) -> list[str]:
+        Returns each source's commit as fetched; a ref that names no commit is left out. The whole
+        fetch is bounded by ``MAX_FETCH_BYTES``; over it, nothing it brought is kept.
+        """
+        if not wanted:
+            return {}
         remote = self.config["remote"]
-        return [
+        specs = [f"+{self._remote_ref(source)}:{FETCHED}{source}" for source in wanted]
+        self.packs = set(self.store.pack_sizes())
+        args = [
             *("-c", "fetch.unpackLimit=1"),  # always one pack, written where _too_much can see it grow
             "fetch",
             "--no-write-fetch-head",  # it would name the remote in a file git makes under the umask
@@ -116,36 +111,65 @@ class Fetch:
             "--quiet",
             *served_by("upload-pack", remote),
             remote,
-            f"+{self.config['ref']}:{FETCHED}",
+            *specs,
         ]
-
-    def _listed(self, deadline: float) -> str:
-        """The remote's commit as ``ls-remote`` saw it; without a probe, as the fetch brought it."""
         try:
-            out = self.store.finish(self.proc, None, deadline, None if self.probe else self._too_much)
+            self.store.finish(self.store.spawn(args), None, deadline, self._too_much)
+            brought = sum(size for name, size in self.store.pack_sizes().items() if name not in self.packs)
+            if brought > MAX_FETCH_BYTES:
+                raise TooLarge(self._over_the_cap())
         except GitFailed as exc:
-            if not self.probe and "couldn't find remote ref" in str(exc):
-                return ""
-            raise
-        return out.split(b"\t", 1)[0].decode("ascii", "replace") if self.probe else self._fetched()
+            self._failed(exc, deadline)
+        return self._commits(wanted)
+
+    def _remote_ref(self, source: str) -> str:
+        return self.config["legacy"] if source == LEGACY_SOURCE else f"{self.config['prefix']}/{source}"
+
+    def _commits(self, wanted: list[str]) -> dict[str, str]:
+        """The commit each fetched ref names. A remote's ref may name anything: only a commit is taken (a tag
+        that a remote renews on the same commit every round would grow a chain here that no import sees)."""
+        found = self.store.run(["for-each-ref", "--format=%(objecttype) %(objectname) %(refname)", FETCHED])
+        commits = {}
+        for line in found.decode("ascii", "replace").splitlines():
+            kind, sha, name = line.split(" ", 2)
+            source = name[len(FETCHED) :]
+            if source in wanted and kind == "commit":
+                commits[source] = sha
+            elif source in wanted:  # forgotten at once: a remote could send a new one every round
+                self.problems.append(f"the remote's ref of machine {source[:8]} names no commit; refused")
+                self.store.run(["update-ref", "-d", name])
+                create_exclusive(self.resolver.sync_file("unsettled"), "")
+        note_status(self.resolver, "fetch", not self.problems, "; ".join(self.problems) or "fetched")
+        return commits
 
     def _too_much(self) -> str | None:
         """Why the fetch under way must stop: it has brought more than ``MAX_FETCH_BYTES``."""
         return self._over_the_cap() if self.store.partial_pack_bytes() > MAX_FETCH_BYTES else None
 
-    def _fetched(self) -> str:
-        """The commit the fetch brought. A remote's ref may name anything: only a commit is taken.
+    def _over_the_cap(self) -> str:
+        return f"the remote sent over {MAX_FETCH_BYTES // (1024 * 1024)} MiB of boards; refused, nothing kept"
 
-        A tree or a blob is refused, and so is a tag: a remote that points its ref at a new tag
-        on the same commit every round would grow a chain of tags here that no import sees.
-        """
-        found = self.store.run(["for-each-ref", "--format=%(objecttype) %(objectname)", FETCHED]).split()
-        if found[:1] != [b"commit"]:
-            raise GitFailed(f"the remote's {self.config['ref']} names no commit; refused")
-        return found[1].decode("ascii")
+    def _failed(self, exc: GitFailed, deadline: float | None) -> NoReturn:
+        """Say why the fetch failed, and forget what it brought: a pack refused after it was written would
+        otherwise stay here every round."""
+        self.store.remove_partial_packs()
+        if set(self.store.pack_sizes()) - self.packs:
+            forget_fetched(self.resolver, self.environ, deadline)
+        note_status(self.resolver, "fetch", False, str(exc))
+        raise exc
 
     def stop(self) -> None:
         self.store.stop(self.proc)
+
+
+def commit_times(store: Store) -> dict[str, int]:
+    """When each fetched machine's commit was made (its committer time), by machine id."""
+    out = store.run(["for-each-ref", "--format=%(committerdate:unix) %(refname)", FETCHED])
+    times = {}
+    for line in out.decode("ascii", "replace").splitlines():
+        stamp, _, name = line.partition(" ")
+        times[name[len(FETCHED) :]] = int(stamp) if stamp.isdigit() else 0
+    return times
 
 
 def forget_fetched(resolver: PathResolver, environ: Mapping[str, str], deadline: float | None) -> None:
@@ -159,17 +183,21 @@ def forget_fetched(resolver: PathResolver, environ: Mapping[str, str], deadline:
 
 
 def settle(resolver: PathResolver, environ: Mapping[str, str], deadline: float) -> None:
-    """Forget what a failed fetch brought and nothing took: a round's first step, under its lock.
-
-    A repack that cannot finish by ``deadline`` is tried again by the next round; this one
-    goes on, and ``sync status`` says why.
-    """
+    """Forget what a failed fetch brought and nothing took: each machine's ref back at what was imported of it."""
     if not os.path.lexists(resolver.sync_file("unsettled")):
         return
     store = Store(resolver.sync_repo, environ)
     store.clear_stale_locks()  # a fetch stopped at its deadline leaves shallow.lock, which repack refuses
     try:
-        store.forget(FETCHED, State.load(resolver).imported, deadline)
+        known = State.load(resolver).known
+        out = store.run(["for-each-ref", "--format=%(refname)", FETCHED])
+        for name in out.decode("ascii", "replace").split():
+            source = name[len(FETCHED) :]
+            if source in known and store.resolve(known[source]) is not None:
+                store.run(["update-ref", name, known[source]])
+            else:
+                store.run(["update-ref", "-d", name])
+        store.forget("refs/fetched", None, deadline)  # no such ref now: it repacks and prunes
     except GitFailed as exc:
         note_status(resolver, "settle", False, f"what a failed fetch brought is still here: {exc}")
         return

@@ -1,8 +1,7 @@
-"""A sync round: fetch, import, push until the push lands; the rounds SessionStart and SessionEnd start (ADR 19)."""
+"""A sync round: list the refs, import other machines', push this machine's own; the rounds hooks start (ADR 30)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
@@ -11,38 +10,40 @@ import time
 from collections.abc import Callable
 
 from .. import handoff
+from ..clock import now_iso
 from ..environment import PLUGIN_ROOT
 from ..errors import BlackboardError
-from ..fsutil import refuse_links
+from ..fsutil import names_in, refuse_links
 from ..gitstore import GitFailed, Store, TooLarge
 from ..locks import file_lock, held_for, try_lock
+from ..machines import LEGACY_SOURCE, copies_dir, held_bytes, machine_id, sources
 from ..paths import PathResolver
 from ..project import safe_segment
 from ..redact import redact_remote
 from ..registry import session_folders
 from ..settings import Settings
 from .config import enabled, read_config, readers_warning, served_by
-from .importing import Imported, import_commit
-from .inbound import MAX_SESSIONS_SENT
+from .importing import Imported, clear_leftovers, import_machines
+from .inbound import MAX_REFS, max_sessions
 from .outbound import Outgoing, outgoing
-from .remote import FETCHED, IMPORTED, Fetch, forget_fetched, settle
+from .remote import FETCHED, MINE, Fetch, Listing, commit_times, forget_fetched, settle
 from .state import State, StatePaused, note_status, read_json
 
 PUSH_ATTEMPTS = 6
 ROUND_SECONDS = 300.0
+PUSHING = "refs/pushing"  # the commit a push carries, made before it goes
 Progress = Callable[[str], None]
 
 
 class Round:
     """What one round did, for ``blackboard sync`` and the status."""
 
-    __slots__ = ("imported", "pushed", "removed", "conflicts", "refused", "skipped")
+    __slots__ = ("imported", "pushed", "removed", "refused", "skipped")
 
     def __init__(self) -> None:
         self.imported: list[str] = []
         self.pushed = 0
-        self.removed = 0
-        self.conflicts: list[str] = []
+        self.removed = 0  # sessions this machine's ref holds no more (cleaned up here, or past the bound)
         self.refused: list[str] = []
         self.skipped: list[str] = []
 
@@ -76,12 +77,11 @@ def sync_round(
     seconds: float = ROUND_SECONDS,
     started: Callable[[], object] = lambda: None,
 ) -> Round:
-    """Fetch, import, and push this machine's changes until the push lands (one round at a time per project).
-
-    ``started`` is called once the round may start: when no other round runs.
+    """Import what other machines' refs hold that is new here, and push this machine's changes to its own ref
+    (one round at a time per project). ``started`` is called once the round may start: when no other runs.
     """
     say = progress or (lambda _: None)
-    host, environ = settings.host, settings.environ
+    environ, me, limit = settings.environ, machine_id(resolver.root), max_sessions(settings.environ)
     result = Round()
     refuse_links(resolver.root, resolver.sync_dir)
     with file_lock(resolver.sync_file("round"), timeout=seconds):
@@ -89,87 +89,167 @@ def sync_round(
         handoff.publish_what_an_import_left(resolver)
         deadline = time.monotonic() + seconds  # from when the round may start, not from when it queued
         settle(resolver, environ, time.monotonic() + seconds / 2)  # the rest of the round's time is its own
+        clear_leftovers(resolver)
         state: State | None = None
-        for _ in range(PUSH_ATTEMPTS):
-            fetch = Fetch(resolver, environ, probe=False, locked=True)  # a round fetches anyway: no ls-remote first
+        for attempt in range(PUSH_ATTEMPTS):
+            fetch = Fetch(resolver, environ, me, locked=True)
             try:
-                # this machine's side needs no remote: it is read while git fetches
-                folders = session_folders(resolver)  # each try lists them again: an import may have brought some
+                # this machine's side needs no remote: it is read while git lists the refs
                 if state is None:
                     state = State.load(resolver, fetch.config["remote"])  # the remote this round talks to
-                    state.forget_missing(folders)
-                _keep(fetch.store, state.imported, deadline)
-                out = outgoing(resolver, state, host, folders)
+                base = _base(fetch.store, state)
+                out = outgoing(resolver, state, settings.host, limit, session_folders(resolver), settings.home)
                 say("fetching")
-                commit = fetch.finish(deadline, state.imported)
+                listing = fetch.listed(deadline)
             finally:
                 fetch.stop()
-            try:
-                with fetch.store.tidying(deadline) as tidying:  # git packs what earlier rounds left meanwhile
-                    imported = import_commit(resolver, fetch.store, state, commit, host, deadline, tidying.start)
-            except TooLarge as exc:  # refused whole: what the fetch brought leaves the disk
-                forget_fetched(resolver, environ, deadline)
-                note_status(resolver, "fetch", False, str(exc))
-                raise
-            finally:
-                state.save(resolver)  # what moved in is remembered even when the import stopped half-way
-            note_status(resolver, "tidy", tidying.problem is None, tidying.problem or "packed when due")
-            out.drop_settled(state, imported.sessions, imported.theirs)
-            result.imported += imported.sessions
-            result.conflicts += imported.conflicts
-            result.refused += imported.refused
-            if imported.sessions:
-                say(f"imported {len(imported.sessions)} session(s)")
+            if attempt == 0:
+                try:
+                    imported = _import(resolver, fetch, state, listing, limit, deadline, held_bytes(resolver))
+                finally:
+                    state.save(resolver)  # what moved in is remembered even when the import stopped half-way
+                settle(resolver, environ, deadline)  # what a refused commit brought leaves the disk
+                result.imported += imported.sessions
+                result.refused += imported.refused
+                if imported.sessions:
+                    say(f"imported {len(imported.sessions)} session(s)")
             result.skipped = out.skipped
-            if not out.changes:
+            _overwritten(resolver, state, listing, result)
+            if not out.changes and listing.mine == state.mine:  # nothing new, and its ref as it left it
                 note_status(resolver, "push", True, "nothing to push")
                 break
-            say(f"pushing {len(out.signatures)} session(s), {len(out.removals)} removal(s)")
-            pushed = push(resolver, fetch, commit, out, host, deadline)
+            say(f"pushing {len(out.signatures)} session(s)")
+            pushed = push(resolver, fetch, state, base, listing.mine, out, settings.host, me, deadline)
             if pushed is not None:
-                if state.imported == commit:  # everything up to it is here, and the rest is ours
-                    state.imported = pushed
-                _landed(resolver, state, out)
+                _landed(fetch.store, state, out, pushed)
+                state.save(resolver)
                 result.pushed += len(out.signatures)
-                result.removed += len(out.removals)
+                result.removed += len(out.gone)
                 break
         else:
-            note_status(resolver, "push", False, f"the remote kept moving; gave up after {PUSH_ATTEMPTS} tries")
+            note_status(resolver, "push", False, f"this machine's ref kept moving; gave up after {PUSH_ATTEMPTS} tries")
+        with fetch.store.tidying(deadline) as tidying:  # git packs what earlier rounds left
+            tidying.start()
+        note_status(resolver, "tidy", tidying.problem is None, tidying.problem or "packed when due")
     return result
 
 
-def _keep(store: Store, imported: str | None, deadline: float) -> None:
-    """Point ``refs/imported`` at the commit ``state.json`` names; a round does it while git fetches.
+def _base(store: Store, state: State) -> str | None:
+    """The commit this machine's next push goes on from: its last pushed, when this repository still holds it.
 
-    An import cut short (its deadline, a kill) leaves that commit there, and the next import
-    compares against it: the gc that starts once the trees are compared must not delete it.
-    Gone, that import would read the whole tree again, counting every file against its bounds.
+    A round killed after its push landed and before it wrote ``state.json`` left the remote at
+    the commit it was pushing: that one is this machine's own. With neither here (the private
+    repository was deleted), the ref is written afresh from every session this machine holds.
     """
-    if imported is None:
+    local = store.resolve(MINE)
+    if state.pushing is not None and state.pushing != state.mine and store.resolve(state.pushing) == state.pushing:
+        local = state.pushing  # adopted once the listing shows the remote at it (``_overwritten``)
+    if local is None or local not in (state.mine, state.pushing):
+        state.pushed = {}
+        return None
+    return local
+
+
+def _overwritten(resolver: PathResolver, state: State, listing: Listing, result: Round) -> None:
+    """Say so when this machine's ref is not at what it pushed last: someone else changed it. The push
+    that follows overwrites it (this machine is its only writer)."""
+    if listing.mine is not None and listing.mine == state.pushing and state.pushing != state.mine:
+        state.mine = state.pushing  # its own push, which a kill kept from being recorded
         return
+    if state.mine is None or listing.mine == state.mine:
+        return
+    line = (
+        f"this machine's ref was changed by someone else (found {str(listing.mine)[:12]}, pushed "
+        f"{state.mine[:12]}); overwritten with this machine's sessions"
+    )
+    state.overwritten = f"{now_iso()}: {line}"
+    result.refused.append(line)
+    note_status(resolver, "overwritten", False, line)
+
+
+def _import(
+    resolver: PathResolver,
+    fetch: Fetch,
+    state: State,
+    listing: Listing,
+    limit: int,
+    deadline: float,
+    held: int | None = None,
+) -> Imported:
+    """Fetch what changed of other machines' refs (the newest ``MAX_REFS`` by commit time; the old shared ref once)
+    and import it, with what was refused before."""
     try:
-        store.run(["update-ref", IMPORTED, imported], deadline=deadline)
-    except GitFailed:  # gone already (the repository was deleted, or pruned by an older version)
-        return  # the import reads the whole tree instead: slower, never stuck
+        commits = fetch_others(fetch, state, listing, deadline)
+        imported = import_machines(resolver, fetch.store, state, commits, limit, deadline, held)
+        imported.refused[:0] = fetch.problems
+        for line in fetch.problems:
+            state.refuse(line)
+        return imported
+    except TooLarge as exc:  # refused whole: what the fetch brought leaves the disk
+        forget_fetched(resolver, fetch.environ, deadline)
+        note_status(resolver, "fetch", False, str(exc))
+        raise
+    finally:
+        if state.legacy is None and LEGACY_SOURCE in state.known:
+            state.legacy = state.known[LEGACY_SOURCE]  # read once, whole: never again
+
+
+def fetch_others(fetch: Fetch, state: State, listing: Listing, deadline: float) -> dict[str, str]:
+    """Each other machine's commit to import (machine id -> commit): those the listing names, fetched where
+    this repository lacks them, the newest ``MAX_REFS`` by commit time; and the old shared ref, once."""
+    local = _local_refs(fetch.store)
+    wanted = [s for s, commit in listing.others.items() if local.get(s) != commit]
+    legacy = state.legacy is None and listing.legacy is not None
+    if legacy and local.get(LEGACY_SOURCE) != listing.legacy:
+        wanted.append(LEGACY_SOURCE)
+    if wanted:
+        fetch.fetch(wanted, deadline)
+        local = _local_refs(fetch.store)
+    times = commit_times(fetch.store)
+    current = [s for s, commit in listing.others.items() if local.get(s) == commit]
+    newest = sorted(current, key=lambda s: (times.get(s, 0), s), reverse=True)[:MAX_REFS]
+    if len(current) > MAX_REFS:
+        note_status(fetch.resolver, "refs", False, f"{len(current)} machines' refs; the newest {MAX_REFS} read")
+    commits = {s: local[s] for s in newest}
+    if legacy and local.get(LEGACY_SOURCE) == listing.legacy:
+        commits[LEGACY_SOURCE] = local[LEGACY_SOURCE]
+    return commits
+
+
+def _local_refs(store: Store) -> dict[str, str]:
+    out = store.run(["for-each-ref", "--format=%(objectname) %(refname)", FETCHED])
+    pairs = (line.split(" ", 1) for line in out.decode("ascii", "replace").splitlines())
+    return {name[len(FETCHED) :]: sha for sha, name in pairs}
 
 
 def push(
-    resolver: PathResolver, fetch: Fetch, base: str | None, out: Outgoing, host: str, deadline: float
+    resolver: PathResolver,
+    fetch: Fetch,
+    state: State,
+    base: str | None,
+    lease: str | None,
+    out: Outgoing,
+    host: str,
+    me: str,
+    deadline: float,
 ) -> str | None:
-    """Commit ``out`` on top of ``base`` and push it: the commit, or None when the remote moved meanwhile."""
-    message = f"blackboard: {len(out.signatures)} session(s), {len(out.removals)} removal(s) from {host}"
+    """Commit ``out`` on top of ``base`` and push it to this machine's ref, as a compare-and-swap on ``lease``
+    (what the listing found there; none: the ref must not exist). The commit, or None when the ref moved meanwhile.
+    """
+    message = f"blackboard: {len(out.signatures)} session(s) from {host}, {len(out.gone)} no more"
     who = f"blackboard <blackboard@{safe_segment(host)}>"
+    ref = f"{fetch.config['prefix']}/{me}"
     try:
-        commit = fetch.store.commit(FETCHED, base, message, who, out.changes)  # the next fetch replaces it
-        spec = f"{commit}:{fetch.config['ref']}"
+        commit = fetch.store.commit(PUSHING, base, message, who, out.changes)
+        state.pushing = commit
+        state.save(resolver)  # before it goes: a kill after it landed must not take it for someone else's
         remote = fetch.config["remote"]
-        pushing = fetch.store.spawn(
-            ["push", "--porcelain", "--quiet", *served_by("receive-pack", remote), remote, spec]
-        )
+        args = ["push", "--porcelain", "--quiet", f"--force-with-lease={ref}:{lease or ''}"]
+        pushing = fetch.store.spawn([*args, *served_by("receive-pack", remote), remote, f"{commit}:{ref}"])
         fetch.store.finish(pushing, None, deadline)
     except GitFailed as exc:
-        # `--porcelain` puts one line per ref on stdout; "!" means it was refused, and for a
-        # ref nobody else can hold a lock on, refused means someone pushed first.
+        # `--porcelain` puts one line per ref on stdout; "!" means it was refused: the lease failed,
+        # someone wrote this machine's ref after the listing. The next try lists it again.
         if any(line.startswith(b"!") and b"rejected]" in line for line in exc.output.splitlines()):
             return None
         note_status(resolver, "push", False, str(exc))
@@ -178,56 +258,37 @@ def push(
     return commit
 
 
-def _landed(resolver: PathResolver, state: State, out: Outgoing) -> None:
+def _landed(store: Store, state: State, out: Outgoing, commit: str) -> None:
+    store.run(["update-ref", MINE, commit])
+    state.mine = state.pushing = commit
     state.pushed.update(out.signatures)
-    for session_id in out.signatures:
-        state.foreign.pop(session_id, None)  # resumed here: this machine's from now on
-        state.removed.pop(session_id, None)  # resumed after a removal: sent again, marker and all
-        state.dropped.pop(session_id, None)
-        state.resend.pop(session_id, None)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(resolver.sync_touched_marker(session_id))
-    state.dropped.update(dict.fromkeys(out.dropped))
-    for session_id in out.pruned:
-        state.markers.pop(session_id, None)
-    for session_id in out.removals:
-        state.markers.pop(session_id, None)  # the newest again
-        state.markers[session_id] = None
-        state.removed[session_id] = None
-        state.dropped.pop(session_id, None)
-        state.resend.pop(session_id, None)
-        state.left.pop(session_id, None)  # the remote holds it no more
+    for session_id in out.gone:
         state.pushed.pop(session_id, None)
-        state.foreign.pop(session_id, None)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(resolver.sync_removed_marker(session_id))
     if out.active is not None:
         state.active = out.active
-    state.save(resolver)
 
 
 def start_fetch(resolver: PathResolver, settings: Settings) -> Fetch | None:
-    """SessionStart of a project that syncs, first thing: ask the remote while the hook does its local work.
-
-    None when that cannot start (say, no git); the status says why.
-    """
+    """SessionStart of a project that syncs, first thing: list the remote's refs while the hook does its local
+    work. None when that cannot start (say, no git); the status says why."""
     try:
-        return Fetch(resolver, settings.environ)
+        return Fetch(resolver, settings.environ, machine_id(resolver.root))
     except BlackboardError as exc:
         note_status(resolver, "fetch", False, str(exc))
         return None
 
 
 def finish_fetch(resolver: PathResolver, fetch: Fetch, settings: Settings, deadline: float) -> Imported | None:
-    """SessionStart: import whatever arrived by ``deadline``; a round already running here brings the rest.
+    """SessionStart: import whatever arrived by ``deadline``; the round it starts brings the rest.
 
-    The usual start finds the commit it knows, and takes no lock: only an import needs one.
+    The usual start finds every commit it knows, and takes no lock: only an import needs one.
     """
-    fetch.record_up_to_date = False
     try:
-        known = State.load(resolver, fetch.config["remote"]).imported
-        if fetch.listed(deadline) in (None, known):  # the usual start: nothing new since the last round
-            return Imported()
+        state = State.load(resolver, fetch.config["remote"])
+        listing = fetch.listed(deadline)
+        changed = any(state.known.get(s) != commit for s, commit in listing.others.items())
+        if not changed and (state.legacy is not None or listing.legacy is None):
+            return Imported()  # the usual start: nothing new since the last round
     finally:
         fetch.stop()
     release = try_lock(resolver.sync_file("round"))
@@ -236,14 +297,9 @@ def finish_fetch(resolver: PathResolver, fetch: Fetch, settings: Settings, deadl
     try:
         fetch.store.clear_stale_locks()  # before git fetches here
         state = State.load(resolver, fetch.config["remote"])  # as the round that held the lock left it
-        commit = fetch.finish(deadline, state.imported)
-        if commit is None or commit == state.imported:
-            return Imported()
         try:
-            return import_commit(resolver, fetch.store, state, commit, settings.host, deadline)
-        except TooLarge as exc:  # the round this SessionStart starts forgets it: no time for that here
-            forget_fetched(resolver, settings.environ, None)
-            note_status(resolver, "fetch", False, str(exc))
+            return _import(resolver, fetch, state, listing, max_sessions(settings.environ), deadline)
+        except TooLarge:
             return None
         finally:
             state.save(resolver)  # what moved in is remembered even when the import stopped half-way
@@ -279,42 +335,48 @@ def start_background_round(resolver: PathResolver, settings: Settings) -> None:
     # write_end stays open on purpose: the kernel closes it when this hook exits
 
 
-def status(resolver: PathResolver, host: str) -> dict[str, object]:
-    """The remote, the last fetch and push with their outcome, and what this machine (``host``) has pending."""
+def status(resolver: PathResolver, settings: Settings) -> dict[str, object]:
+    """The remote, this machine's ref, the last fetch and push with their outcome, and what is pending."""
     if not enabled(resolver):
         return {"enabled": False}
     config = read_config(resolver)
+    me = machine_id(resolver.root)
     try:
         state, paused = State.load(resolver, config["remote"]), None
     except StatePaused as exc:
         state, paused = State({}), str(exc)
-    pending = outgoing(resolver, state, host) if paused is None else Outgoing()
+    pending = outgoing(resolver, state, settings.host, max_sessions(settings.environ)) if paused is None else Outgoing()
     recorded = read_json(resolver.sync_file("status.json"))
+    copies = {s: len(names_in(os.path.join(copies_dir(resolver, s), "sessions"))) for s in sources(resolver)}
     return {
         "enabled": True,
         "remote": redact_remote(config["remote"]),
         "readers": readers_warning(config["remote"]),
-        "ref": config["ref"],
+        "ref": f"{config['prefix']}/{me}",
+        "machine": me,
+        "label": settings.host,
         "paused": paused,
         "last_fetch": recorded.get("fetch"),
         "last_push": recorded.get("push"),
         "last_tidy": recorded.get("tidy"),
         "last_settle": recorded.get("settle"),
         "pending_sessions": len(pending.signatures) + pending.later,
-        # this machine's oldest sessions, past what the remote may hold: kept here only
-        "kept_here": pending.kept + len(pending.dropped) + len(state.dropped),
-        "pending_removals": len(pending.removals),
-        "imported_sessions": len(state.foreign),
-        "imported_bytes": sum(state.foreign.values()),
-        "conflicts": state.conflicts,
+        "pending_gone": len(pending.gone),
+        "kept_here": pending.kept,  # this machine's oldest sessions, past what its ref holds
+        "limit": max_sessions(settings.environ),
+        "copies": copies,
+        "overwritten": state.overwritten,
+        "legacy": config["legacy"] if state.legacy is not None else None,
         "refused": state.refused[-10:],
+        "retrying": sum(len(v) for v in state.retry.values()),
         "not_synced": pending.skipped,
     }
 
 
 def status_lines(info: dict[str, object]) -> list[str]:
     """``sync status`` as a person reads it, from what ``status`` returns for a project that syncs."""
-    lines = [f"remote: {info['remote']} ({info['ref']})", str(info["readers"])]
+    lines = [f"remote: {info['remote']}", f"this machine: {info['label']} ({info['machine']}), writes {info['ref']}"]
+    lines.append(str(info["readers"]))
     if info["paused"]:
         lines.append(f"PAUSED: {info['paused']}")
     for step in ("last_fetch", "last_push"):
@@ -328,15 +390,23 @@ def status_lines(info: dict[str, object]) -> list[str]:
         record = info.get(step)
         if isinstance(record, dict) and not record.get("ok"):
             lines.append(f"last packing of the private repository: {record.get('at')} FAILED: {record.get('detail')}")
-    lines.append(f"pending: {info['pending_sessions']} session(s), {info['pending_removals']} removal(s)")
+    lines.append(f"pending: {info['pending_sessions']} session(s) to send, {info['pending_gone']} to take off its ref")
     if info["kept_here"]:
         lines.append(
-            f"kept here only: {info['kept_here']} of this machine's oldest session(s); the remote holds at most "
-            f"{MAX_SESSIONS_SENT} sessions, and this machine sends its newest"
+            f"kept here only: {info['kept_here']} of this machine's oldest session(s); its ref holds its newest "
+            f"{info['limit']} (BLACKBOARD_SYNC_MAX_SESSIONS)"
         )
-    held = int(info["imported_bytes"]) // (1024 * 1024)  # type: ignore[call-overload]
-    lines.append(f"imported from other machines: {info['imported_sessions']} session(s), {held} MiB")
-    lines += [f"conflict: {k}: {v}" for k, v in dict(info["conflicts"]).items()]  # type: ignore[call-overload]
+    copies = dict(info["copies"])  # type: ignore[call-overload]
+    lines.append(f"from other machines: {sum(copies.values())} session(s) of {len(copies)} machine(s)")
+    if info["overwritten"]:
+        lines.append(f"WARNING: {info['overwritten']}")
+    if info["legacy"]:
+        lines.append(
+            f"the old shared ref {info['legacy']} was read once and is never written again; once every machine "
+            f"syncs with this version, delete it: git push {info['remote']} :{info['legacy']}"
+        )
+    if info["retrying"]:
+        lines.append(f"refused, looked at again every round: {info['retrying']} session(s)")
     lines += [f"refused: {r}" for r in info["refused"]]  # type: ignore[attr-defined]
     lines += [f"not synced: {s}" for s in info["not_synced"]]  # type: ignore[attr-defined]
     return lines
