@@ -428,22 +428,21 @@ def redact_remote(text: str) -> str:
     return re.sub(r"(?<![\w.@/-])(?!git@)(?!\[REDACTED\]@)[^\s@/:]+@([\w.-]+:)", r"[REDACTED]@\1", text)
 
 
-SECRET_MARGIN = 512  # longer than any token the patterns take whole, bar key blocks (matched to the cut)
-
-
 def redact_prefix(text: str, limit: int) -> tuple[str, bool]:
-    """At most ``limit`` characters from the start of ``text``, redacted, and whether some were left out.
+    """At most ``limit`` characters from the start of ``text`` redacted, and whether some were left out.
 
-    Redacting first and cutting after would read the whole text; cutting first would leave a
-    token crossing the cut half shown. So ``SECRET_MARGIN`` more is redacted, and a text that
-    went on past that never shows its last ``SECRET_MARGIN`` redacted characters, where half a
-    token may sit (redaction shortens what comes before it).
+    The whole text is redacted before it is cut (SPEC §10): a key whose END line lies far past the
+    cut, or a JSON key file with its rows joined by ``\\n``, is only recognised whole. A cut never
+    leaves half a ``[REDACTED]``.
     """
-    longer = len(text) > limit + SECRET_MARGIN
-    redacted = redact(text[: limit + SECRET_MARGIN])
-    if longer:
-        redacted = redacted[: max(len(redacted) - SECRET_MARGIN, 0)]
-    return (redacted, longer) if len(redacted) <= limit else (redacted[:limit], True)
+    redacted = redact(text)
+    if len(redacted) <= limit:
+        return redacted, False
+    shown = redacted[:limit]
+    opened = shown.rfind("[", max(limit - len(REDACTED), 0))
+    if opened >= 0 and redacted.startswith(REDACTED, opened):
+        shown = shown[:opened]
+    return shown, True
 
 
 def _apply(patterns: list[tuple[str, str]], text: str) -> str:
