@@ -36,6 +36,8 @@ PRIVATE_KEY_BLOCK = (
 KEY_BODY_ROWS = r"[A-Za-z0-9+/]*(?:(?:\\n|\r?\n[ \t]*)[A-Za-z0-9+/]{8,})*={0,2}"
 KEY_BODIES = [
     ("mii", r"\bMII(?:[A-Za-z0-9+/]{3}IBA(?:DAN|AK)|[A-Za-z0-9+/]{2}DBOBgkqhkiG9w0BBQ)" + KEY_BODY_ROWS),
+    ("mii", r"\bMII[A-Za-z0-9+/]{3}IBAz" + KEY_BODY_ROWS),  # PKCS#12 (version 3)
+    ("lq", r"\blQ[A-Za-z0-9+/]{2}B[FGH][A-Za-z0-9+/]{20}" + KEY_BODY_ROWS),  # an OpenPGP secret key packet
     ("mig", r"\bMIG[A-Za-z0-9+/](?:AgEA|AgEB)[A-Za-z0-9+/]{20}" + KEY_BODY_ROWS),
     ("mc4caqaw", r"\bMC4CAQAw" + KEY_BODY_ROWS),
     ("mhccaqee", r"\bMHcCAQEE" + KEY_BODY_ROWS),
@@ -49,7 +51,10 @@ KEY_BODIES = [
 # A run of token characters that may be a secret of a vendor we have no rule for: ``_is_random_token``
 # decides (a prefix and a separator then a random run of 20 or more, or a random run of 32 or more
 # alone). A run starts and ends at a word's edge, never within a path, a URL, a file name or an email.
-RANDOM_RUN = r"(?<![\w+/.@:%~\\-])(?P<t>[A-Za-z0-9+/_-]{20,}={0,2})(?![\w+/=@%~\\-]|\.\w)"
+RANDOM_RUN = (
+    r"(?<![\w+/.@:%~\\-])(?P<t>(?:[a-z][a-z0-9]{1,9}\.)?(?:[A-Za-z0-9+/_-]|%[0-9A-F]{2}){20,}={0,2})"
+    r"(?![\w+/=@%~\\-]|\.\w)"
+)
 
 # (marker, pattern): the whole match is the secret.
 TOKENS = [
@@ -66,6 +71,9 @@ TOKENS = [
     # Hashes people paste from a dump: Kerberos tickets (Kerberoasting, AS-REP), SCRAM verifiers (Postgres,
     # MongoDB), MySQL's native and caching_sha2 hashes, Postgres md5, Oracle 11g, SQL Server, NetNTLMv2.
     ("$krb5", r"\$krb5(?:tgs|asrep|pa|tgt)\$\S{20,}"),
+    # Any other hash in modular crypt form ($DCC2$, phpass $P$ and $H$, $sha1$…) and Django's (sha1$salt$…)
+    ("$", r"(?<![\w$])\$[A-Za-z][\w-]{0,19}\$(?:[^\s$]{0,100}\$){0,4}[^\s$]{0,100}?[A-Za-z0-9./+=]{16,}"),
+    ("$", r"(?<![\w$])(?:sha1|md5|sha256|crypt|unsalted_md5|unsalted_sha1)\$[^\s$]{0,64}\$[A-Za-z0-9./+=]{16,}"),
     ("scram-sha-", r"SCRAM-SHA-(?:1|256|512)\$\d+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+"),
     ("*", r"(?<![\w*])\*[0-9A-F]{40}(?![0-9A-Za-z])"),
     ("$a$", r"\$A\$\d{3}\$\S{20,}"),
@@ -186,7 +194,7 @@ SECRET_NAME_END = (
     r"(?:(?i:password|passwd|passphrase|passcode|secret|token|credentials?|creds|private[_.-]?key[_.-]?id"
     r"|(?:api|access|secret|private|auth|account|master|encryption|signing|hmac|jwt|client|consumer|app"
     r"|service|subscription|license|storage|shared|session|admin|tls|ssh)[_.-]?key)|(?<![A-Za-z])(?i:pass|pwd)"
-    r"|(?<=[a-z0-9])P(?:ass|wd)|(?<=[A-Z0-9])(?:PASS|PWD)"
+    r"|(?<=[a-z0-9])P(?:ass|wd)|(?<=[A-Z0-9])(?:PASS|PWD)|(?<=[_.-])(?i:pw)|(?<![A-Za-z])(?i:psk)"
     r"|(?<![A-Za-z])(?i:db|root|bind|admin|user|store|key|trust|ssh|pg|smtp|mail|ldap|sql|proxy|ftp|vnc|wifi)"
     r"(?:pass|pwd|pw))"
     r"(?:[_.-]?(?i:base|b64|base64|json|value|data))?"
@@ -246,7 +254,7 @@ WORDS = "(?:" + VALUE_CHAR + "{3,}" + MORE_WORDS + "*|" + WORD + MORE_WORDS + "+
 # may be words; .env, shell, connection strings and --flag=value put none, and a value is one word;
 # `:=`, `=>` and `==` take one word too. One pattern, so that a name is looked for once.
 ASSIGNMENT = (
-    r"[\"']?" + KEY + r"[\"']?(?:(?P<blank>[ \t]+=[ \t]*|=[ \t]+)(?![=>])|[ \t]*(?:=>|:=|[!=]?==?)[ \t]*)"
+    r"[\"']?" + KEY + r"[\"']?(?:(?P<blank>[ \t]+=[ \t]*|=[ \t]+)(?![=>])|[ \t]*(?:=>|:=|\?=|[!=]?==?)[ \t]*)"
     r"(?(blank)"
     + NOT_A_PHRASE
     + "|"
@@ -292,6 +300,15 @@ HTPASSWD = (
 # A name in one field and its value in the next: Kubernetes, Compose and Helm env lists (- name: X /
 # value: …), ECS and CloudFormation (Name:/Value:), HCL ({ name = "X", value = "…" }), helm --set
 # env[0].name=X,env[0].value=….
+VALUE_THEN_NAME = (
+    r"(?<![A-Za-z])(?i:value)[\"']?[ \t]*[:=][ \t]*(?P<s>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}')[ \t]*,[ \t]*(?:\r?\n[ \t]*)?"
+    r"[\"']?(?i:name)[\"']?[ \t]*[:=][ \t]*[\"']" + SECRET_NAME + r"[\"']"
+)
+# CloudFormation and AWS CLI: ParameterKey=DbPassword,ParameterValue=…
+PARAMETER_KEY_VALUE = (
+    r"(?i:parameterkey)[\"']?[ \t]*[:=][ \t]*[\"']?" + SECRET_NAME + r"[\"']?[ \t]*,[ \t]*(?:\r?\n[ \t]*)?"
+    r"[\"']?(?i:parametervalue)[\"']?[ \t]*[:=][ \t]*" + SECRET
+)
 NAME_THEN_VALUE = (
     r"(?<![A-Za-z])(?i:name)[\"']?[ \t]*[:=][ \t]*[\"']?" + SECRET_NAME + r"[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?"
     r"(?:[\w\[\]]{1,40}\.)?[\"']?(?i:value)[\"']?[ \t]*[:=][ \t]*" + SECRET_TO_LINE_END
@@ -310,10 +327,11 @@ TERRAFORM_DEFAULT = (
 # ending in a full stop, a comma or an exclamation mark (that ends the sentence). Prose about passwords has none:
 # "the password is stored in the vault", "is 12 characters long".
 TYPED_SECRET = (
-    r"(?=[^\s\"'`]{0,63}[0-9@#$%^&*~+=])(?=[^\s\"'`]{0,63}[A-Za-z])[^\s\"'`]{4,63}[^\s\"'`.,;:)]"
+    r"(?!" + REFERENCE + r"|[A-Za-z][\w+.-]*://|~?/|\.\.?/)"
+    r"(?=[^\s\"'`]{0,63}[0-9@#$%^&*~+=])(?=[^\s\"'`]{0,63}[A-Za-z])[^\s\"'`(){}\[\]<>]{4,63}[^\s\"'`.,;:(){}\[\]<>]"
     r"(?=[.,;:)!?]*(?:\s|$))"
 )
-TYPED = r"(?P<s>" + QUOTED + r"|`[^`\n]{1,200}`|" + TYPED_SECRET + ")"
+TYPED = NOT_A_VALUE + r"(?P<s>" + QUOTED + r"|`[^`\n]{1,200}`|" + TYPED_SECRET + ")"
 # A name in one place and its value in another, in XML: Hadoop's <name>…</name><value>…</value>, Spring's
 # <property name="…">…</property> or value="…", .resx <data name="…"><value>…</value>, <entry key="…">.
 XML_NAME = r"[\"'][ \t]*" + SECRET_NAME + r"[ \t]*[\"']"
@@ -331,7 +349,7 @@ ORACLE_LOGIN = (
     r"\b(?i:sqlplus|rman|expdp|impdp|exp|imp|sqlldr|dgmgrl|sql|conn(?:ect)?)(?:[ \t]+-{1,2}\w+){0,4}[ \t]+[\"']?"
     r"[\w$#.]{1,30}/(?P<s>[^\s/@\"']{1,64})@"
 )
-EASY_CONNECT = r"(?<![\w/.@:-])[A-Za-z_][\w$#.]{0,30}/(?P<s>[^\s/@\"':]{1,64})@(?://)?[\w.-]+:\d{2,5}[/:]\w"
+EASY_CONNECT = r"(?<![\w/.@-])[A-Za-z_][\w$#.]{0,30}/(?P<s>[^\s/@\"':]{1,64})@(?://)?[\w.-]+:\d{2,5}[/:]\w"
 # user:password@host without a scheme (impacket's DOMAIN/user:password@host, rsync, proxies): the password
 # holds something besides letters, so mailto:alice@example.com is no login.
 BARE_LOGIN = (
@@ -344,6 +362,9 @@ USER_THEN_PASSWORD = (
     r"(?<![\w-])-[uU][ \t]*[\"']?[\w.@\\$-]{1,64}[\"']?(?:[ \t]+[^\s|;&]+){0,8}?[ \t]+-[pP](?:[ \t]+|(?=[\"']))(?!-)"
     + TYPED
 )
+# lftp -u user,password; a note's "u: deploy p: …"
+USER_COMMA_PASSWORD = r"(?<![\w-])-u[ \t]+[\"']?[\w.@\\-]{1,64},(?P<s>" + QUOTED + r"|[^\s\"',]{3,128})"
+U_THEN_P = r"(?<![\w-])(?i:u|user):[ \t]*\S{1,64}[ \t,]+(?i:p):[ \t]*" + TYPED
 # Remote desktop: xfreerdp /u:admin /p:…
 RDP_LOGIN = r"(?i:/u(?:ser)?:)\S+(?:[ \t]+\S+){0,8}?[ \t]+(?i:/p(?:assword)?:)(?P<s>" + QUOTED + r"|[^\s\"']+)"
 # Prose: "log in as ops with …", "login as root using password …".
@@ -352,6 +373,10 @@ LOGIN_AS = (
     r"[ \t]*,?[ \t]+(?i:with|using|and)[ \t]+(?:(?i:the[ \t]+)?(?i:password|passphrase|pass|pw|pwd)[ \t]+(?i:is[ \t]+)?)?"
     + TYPED
 )
+# A user and a password with a spaced slash, as notes write them: "OfficeNet / …", "alice@acme.io / …".
+SPACED_PAIR = r"(?<![\w/])[\w.@-]{1,64}[ \t]+/[ \t]+" + TYPED
+# A hashcat potfile line: the hash, a colon, the cracked password.
+POTFILE = r"(?m)^[0-9a-fA-F]{32,128}:(?P<s>[^\s:][^\n]{0,200})$"
 # Password-hash dumps: pwdump and secretsdump lines (user:rid:LM:NT:::).
 PWDUMP = r"(?m)^[^\s:]{1,256}:\d{1,10}:(?P<s>[0-9a-fA-F]{32}:[0-9a-fA-F]{32}):::"
 
@@ -362,9 +387,13 @@ VALUES = [
     ("@", EASY_CONNECT),
     ("@", BARE_LOGIN),
     ("-u", USER_THEN_PASSWORD),
+    ("-u", USER_COMMA_PASSWORD),
+    ("p:", U_THEN_P),
+    (" / ", SPACED_PAIR),
     ("/u", RDP_LOGIN),
     (" as ", LOGIN_AS),
     (":::", PWDUMP),
+    (":", POTFILE),
     # URLs: user:password@ (the password may hold '@', '/' or '#'; a port then a path is not one),
     # a user part that long is a token (GitHub and Azure DevOps PATs), the query's credentials.
     ("://", r"://[^\s/?#@:]*:(?!\d*(?:[/?#\s]|$))(?P<s>(?:[^\s?'\"<>:]|:(?!//))+)@"),
@@ -448,6 +477,8 @@ VALUES = [
     ("auth=", r"[?&]auth=(?P<s>[^&\s#\"'<>]{20,})"),
     ("dockerc", r"\.docker(?:configjson|cfg)[\"']?[ \t]*:[ \t]*[\"']?(?P<s>[A-Za-z0-9+/]{16,}={0,2})"),
     ("value", NAME_THEN_VALUE),
+    ("name", VALUE_THEN_NAME),
+    ("parametervalue", PARAMETER_KEY_VALUE),
     ("default", TERRAFORM_DEFAULT),
     ("identified", r"(?i:identified\s+by(?:\s+password)?)\s+" + SECRET),  # SQL: CREATE USER … IDENTIFIED BY 'x'
     # .netrc: machine HOST login USER password SECRET, on one line or several. An entry names each of
@@ -459,7 +490,10 @@ VALUES = [
 # Every match of a NAMED_VALUES pattern is on one line and holds one of these words (in lower case).
 # The patterns run only on such lines (and the runs they make): a name may start at any word, and
 # trying each is slow.
-SECRET_WORDS = ("pass", "pwd", "pw", "secret", "token", "cred", "key", "auth", "cookie", "session", "sid", "sig", "dsn")
+SECRET_WORDS = (
+    *("pass", "pwd", "pw", "psk", "secret", "token", "cred", "key", "auth", "cookie", "session", "sid", "sig", "dsn"),
+    *("contrase", "senha", "wachtwoord", "kennwort", "parola", "l\u00f6senord", "salasana", "has\u0142o", "pin"),
+)
 # A name that may hold a secret or something else (a key, a session, a cookie, a signature, a DSN): its
 # value, group ``r``, goes only when it ``looks_random``. ``key: value``, ``session_id: s1`` and
 # ``auth: true`` stay; ``session = 9fQ2…``, ``JSESSIONID=…``, ``document.cookie = "sid=…"`` go.
@@ -480,13 +514,44 @@ AUTH_PAIR = (
     r"(?:(?<![\w.])auth[ \t]*=[ \t]*[(\[]|(?i:\w{0,20}auth|\w{0,30}credentials?(?:\.create)?)\()"
     r"[ \t]*(?:" + QUOTED + r")[ \t]*,[ \t]*(?P<s>" + QUOTED + r")[ \t]*[)\]]"
 )
-# Prose: "the prod db password is …", "the password for the admin account is …", "wifi pw is …".
+# A secret's name as a literal, then its value: config.set("db", "password", "…"), put("api_token", "…"),
+# Playwright's fill("#password", "…"), Selenium's find_element(By.ID, "password").send_keys("…"). The value
+# holds no blank (a label or a message does), is not a name itself ("password", "confirm_password") and
+# is no JSON key ({"name": "DB_PASSWORD", "value": …}).
+CALL_WITH_NAME = (
+    r"[\"'][#\w.\[\]=-]{0,40}?"
+    + SECRET_NAME_END
+    + r"[\]\w]{0,2}[\"'][ \t]*(?:,|\)\.(?:send_keys|sendKeys|type|fill)\()"
+    r"[ \t]*(?![\"'][\w-]*(?i:pass|pwd|secret|token|key)\w*[\"'])(?P<s>\"[^\s\"\\]{3,200}\"|'[^\s'\\]{3,200}')(?![ \t]*:)"
+)
+# A Markdown table row: | DB_PASSWORD | … |
+TABLE_ROW = r"\|[ \t]*`?" + SECRET_NAME + r"`?[ \t]*\|[ \t]*`?" + TYPED + r"`?[ \t]*\|"
+# A cookie set in code: cookies[:remember_token] = "…", cookies.signed["sid"] = "…", when it looks random.
+COOKIE_JAR = r"(?i:cookies?)(?:\.\w+)?\[[^\]\n]{1,60}\][ \t]*=[ \t]*" + WEAK_VALUE
+# A word for a password, in English and the languages a team may write notes in.
+PASSWORD_WORD = (
+    r"(?i:password|passphrase|passwd|passcode|pwd|pw|pass|psk|mot[ \t]+de[ \t]+passe|passwort|kennwort"
+    r"|contrase\u00f1a|contrasena|senha|wachtwoord|parola|l\u00f6senord|salasana|has\u0142o)"
+)
+SECRET_WORD = r"(?:" + PASSWORD_WORD + r"|(?i:creds?|credentials?|secret|token|key|pin))"
+# What says "this is its value" in a note: a colon, an arrow or a verb (is, was, lautet…).
+SIGN = (
+    r"(?:[ \t]*(?::|->|=>|\u2192)[ \t]*|'s[ \t]+"
+    r"|[ \t]+(?i:is|was|are|to|lautet|ist|est|es|era|now)[ \t]+(?:(?i:now|still|just|literally)[ \t]+)?)"
+)
+USER_BEFORE = r"(?:[\w.@\\-]{1,64}[ \t]*[/:][ \t]*)?"  # "creds: admin / …", "Cred: svc_etl:…"
+# Prose: "the prod db password is …", "the key they mailed us is …", "pw: …", "mot de passe : …"; a
+# word for a password may also be followed by its value at once ("login admin, password …", "password (…)").
 PROSE_SECRET = (
-    r"(?i:password|passphrase|passwd|passcode|pwd|pw|pass|creds|credentials|secret|token)"
-    r"(?:[ \t]+(?i:for|of|on)[ \t]+[^\n]{1,60}?)?[ \t]+"
-    r"(?i:is|was|are|to|remains|becomes|became|changed[ \t]+to|set[ \t]+to|reset[ \t]+to|now)"
-    r"(?:[ \t]+(?i:now|still|just|literally|set[ \t]+to|changed[ \t]+to|to))?[ \t]*:?[ \t]+"
-    r"(?:[\w.@\\-]{1,64}[ \t]*/[ \t]*)?" + TYPED
+    r"(?<![A-Za-z])(?:"
+    + SECRET_WORD
+    + r"(?![A-Za-z])[^\n=(){}\[\];\"'`<>]{0,40}?"
+    + SIGN
+    + "|"
+    + PASSWORD_WORD
+    + r"[ \t]+\(?)"
+    + USER_BEFORE
+    + TYPED
 )
 # A name then its value at a line's start, with no sign between: Dockerfile ENV, ldap.conf's bindpw.
 NAME_SPACE_VALUE = r"(?m)^[ \t]*(?:(?i:ENV|ARG|set)[ \t]+)?" + KEY + r"[ \t]+" + TYPED + r"[ \t]*\r?$"
@@ -523,9 +588,12 @@ NAMED_VALUES = [
     ("requirepass", r"(?m)^[ \t]*requirepass[ \t]+(?P<s>\S+)"),  # redis.conf
     ("masterauth", r"(?m)^[ \t]*masterauth[ \t]+(?P<s>\S+)"),
     ("<-", KEY + r"[ \t]*<-[ \t]*" + SECRET),  # R
+    ("", CALL_WITH_NAME),
+    ("|", TABLE_ROW),
+    ("cookie", COOKIE_JAR),
     ("(", SETTER),
     ("(", AUTH_PAIR),
-    (" ", PROSE_SECRET),
+    ("", PROSE_SECRET),
     (" ", NAME_SPACE_VALUE),
     ("", WEAK_ASSIGNMENT),
 ]
@@ -676,12 +744,12 @@ def _is_random_token(run: str) -> bool:
         return any(_is_random_token(part) for part in body.split("/") if len(part) >= 20)
     if PUBLIC_RUN.match(body):
         return False
-    parts = re.split(r"[_-]", body)
+    parts = re.split(r"[_.-]", body)
     if len(parts) > 1 and re.fullmatch(r"[A-Za-z][A-Za-z0-9]{0,15}", parts[0]):
         longest = max(parts, key=len)
         return len(longest) >= 20 and looks_random(longest, hex_counts=False)
     few_separators = len(parts) - 1 <= len(body) / 16
-    joined = re.sub(r"[_-]", "", body)
+    joined = re.sub(r"[_.-]", "", body)
     return len(body) >= 32 and few_separators and looks_random(joined, hex_counts=False) and not _encoded_prose(run)
 
 
