@@ -301,7 +301,8 @@ HTPASSWD = (
 # value: …), ECS and CloudFormation (Name:/Value:), HCL ({ name = "X", value = "…" }), helm --set
 # env[0].name=X,env[0].value=….
 VALUE_THEN_NAME = (
-    r"(?<![A-Za-z])(?i:value)[\"']?[ \t]*[:=][ \t]*(?P<s>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}')[ \t]*,[ \t]*(?:\r?\n[ \t]*)?"
+    r"(?<![A-Za-z])(?i:value)[\"']?[ \t]*[:=][ \t]*(?P<s>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}')"
+    r"[ \t]*,[ \t]*(?:\r?\n[ \t]*)?"
     r"[\"']?(?i:name)[\"']?[ \t]*[:=][ \t]*[\"']" + SECRET_NAME + r"[\"']"
 )
 # CloudFormation and AWS CLI: ParameterKey=DbPassword,ParameterValue=…
@@ -366,12 +367,14 @@ USER_THEN_PASSWORD = (
 USER_COMMA_PASSWORD = r"(?<![\w-])-u[ \t]+[\"']?[\w.@\\-]{1,64},(?P<s>" + QUOTED + r"|[^\s\"',]{3,128})"
 U_THEN_P = r"(?<![\w-])(?i:u|user):[ \t]*\S{1,64}[ \t,]+(?i:p):[ \t]*" + TYPED
 # Remote desktop: xfreerdp /u:admin /p:…
-RDP_LOGIN = r"(?i:/u(?:ser)?:)\S+(?:[ \t]+\S+){0,8}?[ \t]+(?i:/p(?:assword)?:)(?P<s>" + QUOTED + r"|[^\s\"']+)"
+RDP_LOGIN = (
+    r"(?i:/u(?:ser)?:)[^\s/]{1,128}(?:[ \t]+\S{1,256}){0,8}?[ \t]+(?i:/p(?:assword)?:)(?P<s>" + QUOTED + r"|[^\s\"']+)"
+)
 # Prose: "log in as ops with …", "login as root using password …".
 LOGIN_AS = (
     r"(?i:log(?:ged)?[ -]?in|sign(?:ed)?[ -]?in|ssh|connect|authenticate)[ \t]+as[ \t]+[\"'`]?[\w.@\\-]{1,64}[\"'`]?"
-    r"[ \t]*,?[ \t]+(?i:with|using|and)[ \t]+(?:(?i:the[ \t]+)?(?i:password|passphrase|pass|pw|pwd)[ \t]+(?i:is[ \t]+)?)?"
-    + TYPED
+    r"(?:[ \t]*,)?[ \t]+(?i:with|using|and)[ \t]+"
+    r"(?:(?i:the[ \t]+)?(?i:password|passphrase|pass|pw|pwd)[ \t]+(?i:is[ \t]+)?)?" + TYPED
 )
 # A user and a password with a spaced slash, as notes write them: "OfficeNet / …", "alice@acme.io / …".
 SPACED_PAIR = r"(?<![\w/])[\w.@-]{1,64}[ \t]+/[ \t]+" + TYPED
@@ -522,7 +525,8 @@ CALL_WITH_NAME = (
     r"[\"'][#\w.\[\]=-]{0,40}?"
     + SECRET_NAME_END
     + r"[\]\w]{0,2}[\"'][ \t]*(?:,|\)\.(?:send_keys|sendKeys|type|fill)\()"
-    r"[ \t]*(?![\"'][\w-]*(?i:pass|pwd|secret|token|key)\w*[\"'])(?P<s>\"[^\s\"\\]{3,200}\"|'[^\s'\\]{3,200}')(?![ \t]*:)"
+    r"[ \t]*(?![\"'][\w-]*(?i:pass|pwd|secret|token|key)\w*[\"'])"
+    r"(?P<s>\"[^\s\"\\]{3,200}\"|'[^\s'\\]{3,200}')(?![ \t]*:)"
 )
 # A Markdown table row: | DB_PASSWORD | … |
 TABLE_ROW = r"\|[ \t]*`?" + SECRET_NAME + r"`?[ \t]*\|[ \t]*`?" + TYPED + r"`?[ \t]*\|"
@@ -536,20 +540,20 @@ PASSWORD_WORD = (
 SECRET_WORD = r"(?:" + PASSWORD_WORD + r"|(?i:creds?|credentials?|secret|token|key|pin))"
 # What says "this is its value" in a note: a colon, an arrow or a verb (is, was, lautet…).
 SIGN = (
-    r"(?:[ \t]*(?::|->|=>|\u2192)[ \t]*|'s[ \t]+"
-    r"|[ \t]+(?i:is|was|are|to|lautet|ist|est|es|era|now)[ \t]+(?:(?i:now|still|just|literally)[ \t]+)?)"
+    r"(?:[ \t]{0,8}(?::|->|=>|\u2192)[ \t]{0,8}|'s[ \t]{1,8}"
+    r"|[ \t]{1,8}(?i:is|was|are|to|lautet|ist|est|es|era|now)[ \t]{1,8}(?:(?i:now|still|just|literally)[ \t]{1,8})?)"
 )
-USER_BEFORE = r"(?:[\w.@\\-]{1,64}[ \t]*[/:][ \t]*)?"  # "creds: admin / …", "Cred: svc_etl:…"
+USER_BEFORE = r"(?:[\w.@\\-]{1,64}[ \t]{0,8}[/:][ \t]{0,8})?"  # "creds: admin / …", "Cred: svc_etl:…"
 # Prose: "the prod db password is …", "the key they mailed us is …", "pw: …", "mot de passe : …"; a
 # word for a password may also be followed by its value at once ("login admin, password …", "password (…)").
 PROSE_SECRET = (
     r"(?<![A-Za-z])(?:"
     + SECRET_WORD
-    + r"(?![A-Za-z])[^\n=(){}\[\];\"'`<>]{0,40}?"
+    + r"(?![\w-])[^\n=(){}\[\];:\"'`<>]{0,32}?"
     + SIGN
     + "|"
     + PASSWORD_WORD
-    + r"[ \t]+\(?)"
+    + r"[ \t]{1,8}\(?)"
     + USER_BEFORE
     + TYPED
 )
