@@ -12,7 +12,7 @@ that start at a name (``password: …``) run only on the lines that hold a word 
 
 from __future__ import annotations
 
-import base64
+import binascii
 import itertools
 import math
 import re
@@ -332,7 +332,10 @@ TYPED_SECRET = (
     r"(?=[^\s\"'`]{0,63}[0-9@#$%^&*~+=])(?=[^\s\"'`]{0,63}[A-Za-z])[^\s\"'`(){}\[\]<>]{4,63}[^\s\"'`.,;:(){}\[\]<>]"
     r"(?=[.,;:)!?]*(?:\s|$))"
 )
-TYPED = NOT_A_VALUE + r"(?P<s>" + QUOTED + r"|`[^`\n]{1,200}`|" + TYPED_SECRET + ")"
+# Not a reference or a mask ("{{ .Values.password }}", "$PW", "********"): the rest of NOT_A_VALUE is
+# code, which a typed secret's digit or symbol already tells apart, and would cost every pattern using
+# it a larger compile.
+TYPED = r"(?![\"'`]?(?:" + REFERENCE + r"|\*{3,}))(?P<s>" + QUOTED + r"|`[^`\n]{1,200}`|" + TYPED_SECRET + ")"
 # A name in one place and its value in another, in XML: Hadoop's <name>…</name><value>…</value>, Spring's
 # <property name="…">…</property> or value="…", .resx <data name="…"><value>…</value>, <entry key="…">.
 XML_NAME = r"[\"'][ \t]*" + SECRET_NAME + r"[ \t]*[\"']"
@@ -372,7 +375,7 @@ RDP_LOGIN = (
 )
 # Prose: "log in as ops with …", "login as root using password …".
 LOGIN_AS = (
-    r"(?i:log(?:ged)?[ -]?in|sign(?:ed)?[ -]?in|ssh|connect|authenticate)[ \t]+as[ \t]+[\"'`]?[\w.@\\-]{1,64}[\"'`]?"
+    r"(?i:log(?:ged)?[ -]?in|sign(?:ed)?[ -]?in)[ \t]+as[ \t]+[\"'`]?[\w.@\\-]{1,64}[\"'`]?"
     r"(?:[ \t]*,)?[ \t]+(?i:with|using|and)[ \t]+"
     r"(?:(?i:the[ \t]+)?(?i:password|passphrase|pass|pw|pwd)[ \t]+(?i:is[ \t]+)?)?" + TYPED
 )
@@ -394,7 +397,7 @@ VALUES = [
     ("p:", U_THEN_P),
     (" / ", SPACED_PAIR),
     ("/u", RDP_LOGIN),
-    (" as ", LOGIN_AS),
+    ("in as ", LOGIN_AS),
     (":::", PWDUMP),
     (":", POTFILE),
     # URLs: user:password@ (the password may hold '@', '/' or '#'; a port then a path is not one),
@@ -480,7 +483,6 @@ VALUES = [
     ("auth=", r"[?&]auth=(?P<s>[^&\s#\"'<>]{20,})"),
     ("dockerc", r"\.docker(?:configjson|cfg)[\"']?[ \t]*:[ \t]*[\"']?(?P<s>[A-Za-z0-9+/]{16,}={0,2})"),
     ("value", NAME_THEN_VALUE),
-    ("name", VALUE_THEN_NAME),
     ("parametervalue", PARAMETER_KEY_VALUE),
     ("default", TERRAFORM_DEFAULT),
     ("identified", r"(?i:identified\s+by(?:\s+password)?)\s+" + SECRET),  # SQL: CREATE USER … IDENTIFIED BY 'x'
@@ -557,8 +559,6 @@ PROSE_SECRET = (
     + USER_BEFORE
     + TYPED
 )
-# A name then its value at a line's start, with no sign between: Dockerfile ENV, ldap.conf's bindpw.
-NAME_SPACE_VALUE = r"(?m)^[ \t]*(?:(?i:ENV|ARG|set)[ \t]+)?" + KEY + r"[ \t]+" + TYPED + r"[ \t]*\r?$"
 
 # (marker, pattern): each has a group ``s``, the secret; the rest of the match stays.
 NAMED_VALUES = [
@@ -591,14 +591,13 @@ NAMED_VALUES = [
     ("password", r"(?i:password)[ \t]+(?P<s>'[^'\n]+')"),  # SQL: WITH PASSWORD 'x'
     ("requirepass", r"(?m)^[ \t]*requirepass[ \t]+(?P<s>\S+)"),  # redis.conf
     ("masterauth", r"(?m)^[ \t]*masterauth[ \t]+(?P<s>\S+)"),
-    ("<-", KEY + r"[ \t]*<-[ \t]*" + SECRET),  # R
     ("", CALL_WITH_NAME),
     ("|", TABLE_ROW),
     ("cookie", COOKIE_JAR),
     ("(", SETTER),
     ("(", AUTH_PAIR),
     ("", PROSE_SECRET),
-    (" ", NAME_SPACE_VALUE),
+    ("name", VALUE_THEN_NAME),
     ("", WEAK_ASSIGNMENT),
 ]
 
@@ -698,9 +697,7 @@ def _is_quoted(value: str) -> bool:
 # What a run of random characters that is no secret starts with: a hash's name (npm's sha512-, go.sum's
 # h1:), an SSH public key (AAAA), a certificate's or public key's DER in base64 (a SEQUENCE: MI…, MF…;
 # a private key's has its own rule before), a bech32 address (age1…).
-PUBLIC_RUN = re.compile(
-    r"(?i:sha(?:1|224|256|384|512)|md5|blake2[bs]?|h1)[_:-]|AAAA|M[C-I]|[a-z]{1,10}1[02-9ac-hj-np-z]{30}"
-)
+PUBLIC_RUN = r"(?i:sha(?:1|224|256|384|512)|md5|blake2[bs]?|h1)[_:-]|AAAA|M[C-I]|[a-z]{1,10}1[02-9ac-hj-np-z]{30}"
 
 
 def looks_random(value: str, hex_counts: bool = True) -> bool:
@@ -746,7 +743,7 @@ def _is_random_token(run: str) -> bool:
     body = run.rstrip("=")
     if "/" in body and "+" not in body and body == run:
         return any(_is_random_token(part) for part in body.split("/") if len(part) >= 20)
-    if PUBLIC_RUN.match(body):
+    if re.match(PUBLIC_RUN, body):
         return False
     parts = re.split(r"[_.-]", body)
     if len(parts) > 1 and re.fullmatch(r"[A-Za-z][A-Za-z0-9]{0,15}", parts[0]):
@@ -760,7 +757,7 @@ def _is_random_token(run: str) -> bool:
 def _encoded_prose(run: str) -> bool:
     """Whether ``run`` is base64 of words (``aGVsbG8gd29ybGQ…``): printable text with spaces is no key."""
     try:
-        decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode("ascii")
+        decoded = binascii.a2b_base64(run + "=" * (-len(run) % 4)).decode("ascii")
     except ValueError:
         return False
     return " " in decoded and decoded.isprintable()
