@@ -85,7 +85,7 @@ TOKENS = [
     ("sk-ant-", r"\bsk-ant-[A-Za-z0-9_-]{16,}"),  # Anthropic
     # OpenAI and the keys shaped like it: a slug such as a branch `sk-learn-upgrade` is short,
     # or has no digit or capital; a key is long, or has them, or is 32 hex digits (DeepSeek).
-    ("sk-", r"\bsk-(?:[A-Za-z0-9_-]{40,}|[a-f0-9]{32}(?![\w-])|(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,})"),
+    ("sk-", r"(?<![\w-])sk-(?:[A-Za-z0-9_-]{40,}|[a-f0-9]{32}(?![\w-])|(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,})"),
     ("gh", r"gh[pousr]_[A-Za-z0-9]{30,}"),  # GitHub personal, OAuth, app and refresh tokens
     ("github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{40,}"),  # GitHub fine-grained token
     ("gl", r"gl(?:pat|rt|dt|ft|cbt|ptt|soat|oas|agent|imt|ffct)-[A-Za-z0-9_.-]{20,}"),  # GitLab tokens
@@ -381,8 +381,8 @@ LOGIN_AS = (
 )
 # A user and a password with a spaced slash, as notes write them: "OfficeNet / …", "alice@acme.io / …".
 SPACED_PAIR = r"(?<![\w/])[\w.@-]{1,64}[ \t]+/[ \t]+" + TYPED
-# A hashcat potfile line: the hash, a colon, the cracked password.
-POTFILE = r"(?m)^[0-9a-fA-F]{32,128}:(?P<s>[^\s:][^\n]{0,200})$"
+# A hashcat potfile line: the hash, a colon, the cracked password; both go.
+POTFILE = r"(?m)^(?P<s>[0-9a-fA-F]{32,128}:[^\s:][^\n]{0,200})$"
 # Password-hash dumps: pwdump and secretsdump lines (user:rid:LM:NT:::).
 PWDUMP = r"(?m)^[^\s:]{1,256}:\d{1,10}:(?P<s>[0-9a-fA-F]{32}:[0-9a-fA-F]{32}):::"
 
@@ -495,14 +495,31 @@ VALUES = [
 # Every match of a NAMED_VALUES pattern is on one line and holds one of these words (in lower case).
 # The patterns run only on such lines (and the runs they make): a name may start at any word, and
 # trying each is slow.
+# A session is named on most lines of a handoff, so only the forms a cookie or a setting give it count.
 SECRET_WORDS = (
-    *("pass", "pwd", "pw", "psk", "secret", "token", "cred", "key", "auth", "cookie", "session", "sid", "sig", "dsn"),
-    *("contrase", "senha", "wachtwoord", "kennwort", "parola", "l\u00f6senord", "salasana", "has\u0142o", "pin"),
+    *(
+        "pass",
+        "pwd",
+        "pw",
+        "psk",
+        "secret",
+        "token",
+        "cred",
+        "key",
+        "auth",
+        "cookie",
+        "signature",
+        "jwt",
+        "hmac",
+        "dsn",
+    ),
+    *("sessionid", "sessid", "session=", 'session"', "session':", "session =", "session:", "sid=", 'sid"', "sid:"),
+    *("contrase", "senha", "wachtwoord", "kennwort", "parola", "l\u00f6senord", "salasana", "has\u0142o"),
 )
 # A name that may hold a secret or something else (a key, a session, a cookie, a signature, a DSN): its
 # value, group ``r``, goes only when it ``looks_random``. ``key: value``, ``session_id: s1`` and
 # ``auth: true`` stay; ``session = 9fQ2…``, ``JSESSIONID=…``, ``document.cookie = "sid=…"`` go.
-WEAK_NAME = r"[\w.-]{0,80}?(?i:key|auth|cookie|session|sess(?:ion)?[_-]?id|sid|sig|signature|jwt|dsn|hmac|cred)"
+WEAK_NAME = r"[\w.-]{0,80}?(?i:key|auth|cookie|session|sess(?:ion)?[_-]?id|sid|signature|jwt|dsn|hmac|cred)"
 WEAK_VALUE = r"(?![ \t])(?P<r>\"[^\"\n]{16,512}\"|'[^'\n]{16,512}'|[^\s\"'`,;&<>(){}\[\]]{16,})"
 WEAK_ASSIGNMENT = r"(?<![\w.-])" + WEAK_NAME + r"[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*" + WEAK_VALUE
 # A setter or builder given a literal: ds.setPassword("…"), .password("…"), withApiKey("…"); not
@@ -539,7 +556,7 @@ PASSWORD_WORD = (
     r"(?i:password|passphrase|passwd|passcode|pwd|pw|pass|psk|mot[ \t]+de[ \t]+passe|passwort|kennwort"
     r"|contrase\u00f1a|contrasena|senha|wachtwoord|parola|l\u00f6senord|salasana|has\u0142o)"
 )
-SECRET_WORD = r"(?:" + PASSWORD_WORD + r"|(?i:creds?|credentials?|secret|token|key|pin))"
+SECRET_WORD = r"(?:" + PASSWORD_WORD + r"|(?i:creds?|credentials?|secret|token|key))"
 # What says "this is its value" in a note: a colon, an arrow or a verb (is, was, lautet…).
 SIGN = (
     r"(?:[ \t]{0,8}(?::|->|=>|\u2192)[ \t]{0,8}|'s[ \t]{1,8}"
