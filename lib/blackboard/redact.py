@@ -8,6 +8,11 @@ Each pattern comes with a marker, text that every one of its matches holds (comp
 case). A pattern whose marker is not in the text is neither compiled nor run: a hook makes one call,
 and compiling every pattern would cost it more than running the few its text can match. Patterns
 that start at a name (``password: …``) run only on the lines that hold a word naming a secret.
+
+Besides whose a secret is, what any secret looks like (issue 39): a name in any style, a value that
+``looks_random`` under a weaker name, a prefix and separator before a random run or a random run
+alone (``RANDOM_RUN``), key bodies without armour, hash dumps, logins on command lines and
+passwords in prose. The whole text is redacted, however long, before anything cuts it.
 """
 
 from __future__ import annotations

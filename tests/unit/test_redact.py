@@ -255,7 +255,14 @@ def test_a_long_paste_is_redacted_to_its_end_before_it_is_cut(limit: int, key: s
     shown, cut = redact_prefix(text, limit)
     assert cut and len(shown) <= limit
     assert not any(row[:20] in shown for row in KEY_BODY)
-    assert not shown.endswith(REDACTED[: len(REDACTED) - 1]) or shown.endswith(REDACTED)
+
+
+@pytest.mark.parametrize("before", range(len(REDACTED) + 2))
+def test_a_cut_never_leaves_half_a_redaction_mark(before: int) -> None:
+    token = "ghp_" + "A1b2C3d4E5" * 4
+    shown, cut = redact_prefix("x" * (100 - before) + token + " and more text after it", 100)
+    assert cut and len(shown) <= 100
+    assert "[" not in shown.replace(REDACTED, "")
 
 
 @pytest.mark.parametrize(
