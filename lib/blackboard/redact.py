@@ -319,6 +319,14 @@ NAME_THEN_VALUE = (
     r"(?<![A-Za-z])(?i:name)[\"']?[ \t]*[:=][ \t]*[\"']?" + SECRET_NAME + r"[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?"
     r"(?:[\w\[\]]{1,40}\.)?[\"']?(?i:value)[\"']?[ \t]*[:=][ \t]*" + SECRET_TO_LINE_END
 )
+# A record of a name and a value whatever the name, when the value looks random: a cookie as Selenium,
+# Playwright and browser exports write it ({"name": "wordpress_logged_in_…", "value": "…"}).
+NAME_THEN_RANDOM_VALUE = (
+    r"(?<![A-Za-z])(?i:name)[\"']?[ \t]*[:=][ \t]*[\"'][^\"'\n]{1,100}[\"'][ \t]*,[ \t]*(?:\r?\n[ \t]*)?"
+    r"[\"']?(?i:value)[\"']?[ \t]*[:=][ \t]*(?P<r>\"[^\"\n]{16,512}\"|'[^'\n]{16,512}')"
+)
+# pgbouncer's userlist.txt: "user" "password" (plain, md5… or SCRAM-SHA-256$…).
+USERLIST = r"(?m)^\"[^\"\n]{1,64}\"[ \t]+\"(?P<s>[^\"\n]{1,512})\"[ \t]*\r?$"
 # What echo hands to sudo -S: a quoted or plain word (a pipe ends it), not a reference such as "$PW".
 PIPED_SECRET = r"(?![\"']?(?:" + REFERENCE + r"))(?P<s>" + QUOTED + r"|[^\s|;&\"'`]{3,})"
 # Terraform: variable "db_password" { …; default = "…" }: default right after the brace, or starting one
@@ -488,6 +496,8 @@ VALUES = [
     ("auth=", r"[?&]auth=(?P<s>[^&\s#\"'<>]{20,})"),
     ("dockerc", r"\.docker(?:configjson|cfg)[\"']?[ \t]*:[ \t]*[\"']?(?P<s>[A-Za-z0-9+/]{16,}={0,2})"),
     ("value", NAME_THEN_VALUE),
+    ("value", NAME_THEN_RANDOM_VALUE),
+    ('" "', USERLIST),
     ("parametervalue", PARAMETER_KEY_VALUE),
     ("default", TERRAFORM_DEFAULT),
     ("identified", r"(?i:identified\s+by(?:\s+password)?)\s+" + SECRET),  # SQL: CREATE USER … IDENTIFIED BY 'x'
@@ -573,7 +583,7 @@ USER_BEFORE = r"(?:[\w.@\\-]{1,64}[ \t]{0,8}[/:][ \t]{0,8})?"  # "creds: admin /
 PROSE_SECRET = (
     r"(?<![A-Za-z])(?:"
     + SECRET_WORD
-    + r"(?![\w-])[^\n=(){}\[\];:\"'`<>]{0,32}?"
+    + r"(?![\w-])[^\n=(){}\[\]:\"'`<>]{0,32}?"
     + SIGN
     + "|"
     + PASSWORD_WORD
