@@ -1700,6 +1700,7 @@ NAME_AND_VALUE_APART = [
     seen("playwright-fill", "await page.fill('#password', '{}');", PW, "'#password', '[REDACTED]'"),
     seen("selenium-send-keys", 'driver.find_element(By.ID, "password").send_keys("{}")', PW, 'send_keys("[REDACTED]")'),
     seen("markdown-table", "| name | value |\n|---|---|\n| DB_PASSWORD | {} |", PW, "| DB_PASSWORD | [REDACTED] |"),
+    seen("pgbouncer-userlist", '"app" "{}"\n"stats" "md5abc"', PW, '"app" "[REDACTED]"'),
     seen("entry-key", '<entry key="smtp.password">{}</entry>', PW, '"smtp.password">[REDACTED]</entry>'),
     seen("param-name-value", '<param name="secret" value="{}" />', PW, 'value="[REDACTED]"'),
     seen(
@@ -1746,7 +1747,6 @@ SESSION_COOKIES = [
         rand(40),
         '"value": "[REDACTED]"',
     ),
-    seen("pgbouncer-userlist", '"app" "{}"\n"stats" "md5abc"', PW, '"app" "[REDACTED]"'),
     seen("rails-cookies", "cookies[:remember_token] = '{}'", rand(40), "cookies[:remember_token] = '[REDACTED]'"),
     seen("jsessionid", "JSESSIONID={}; Path=/", rand(32, "0123456789ABCDEF"), "JSESSIONID=[REDACTED];"),
     seen("requests-cookies", 'cookies={"session": "{}"}', rand(40), '"session": "[REDACTED]"'),
