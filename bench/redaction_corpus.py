@@ -1,4 +1,8 @@
-"""ADR 23's figures: the redaction corpus through `blackboard.redact` and through Yelp's detect-secrets.
+"""ADR 23's figures: both redaction corpora through `blackboard.redact` and through Yelp's detect-secrets.
+
+The project's own corpus (tests/unit/test_redact_corpus.py) and, when it is there, the held-out one
+(tests/fixtures/redaction-heldout/*.jsonl, or the folder HELDOUT_CORPUS names), each per family: for
+a secret, whether it is gone; for a near miss, whether it came back unchanged.
 
 detect-secrets is never installed in the plugin's environment. It runs in a scratch one, named by
 DETECT_SECRETS_PYTHON (default /tmp/ds-venv/bin/python):
@@ -18,8 +22,9 @@ import os
 import statistics
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO / "lib"), str(REPO / "tests")]
@@ -27,6 +32,73 @@ sys.path[:0] = [str(REPO / "lib"), str(REPO / "tests")]
 from blackboard.redact import REDACTED, redact  # noqa: E402
 
 DS_PYTHON = os.environ.get("DETECT_SECRETS_PYTHON", "/tmp/ds-venv/bin/python")
+HELDOUT = Path(os.environ.get("HELDOUT_CORPUS", REPO / "tests" / "fixtures" / "redaction-heldout"))
+LEAK_RUN = 8  # the held-out corpus counts a secret leaked while 8 of its characters in a row are shown
+# The own corpus's groups, as test_redact_corpus.py names them (issue 39's families in ISSUE_39_FAMILIES).
+OWN_GROUPS = {
+    "vendor tokens": "VENDOR_TOKENS",
+    "private keys": "PRIVATE_KEYS",
+    "password hashes": "PASSWORD_HASHES",
+    "config values": "CONFIG_VALUES",
+    "connection strings": "CONNECTION_STRINGS",
+    "headers": "HEADERS",
+    "command lines (issue 21)": "COMMAND_LINES",
+    "URLs": "URLS",
+    "command-line passwords (issue 32)": "COMMAND_LINE_PASSWORDS",
+    "name and value apart (issue 32)": "NAME_AND_VALUE",
+    "machine-written": "MACHINE_WRITTEN",
+    "words and dots": "WORDS_AND_DOTS",
+}
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A corpus text: a secret that must go (``secret``) or a near miss (``secret`` None) in a family."""
+
+    family: str
+    text: str
+    secret: Optional[str]
+
+
+def own_samples(corpus) -> list[Sample]:
+    groups = {name: getattr(corpus, attr) for name, attr in OWN_GROUPS.items()}
+    groups.update({f"issue 39: {name}": shapes for name, shapes in corpus.ISSUE_39_FAMILIES.items()})
+    samples = [Sample(family, p.values[0], p.values[1]) for family, shapes in groups.items() for p in shapes]
+    return samples + [Sample("near misses", p.values[0], None) for p in corpus.NEAR_MISSES]
+
+
+def heldout_samples() -> list[Sample]:
+    samples = []
+    for path in sorted(HELDOUT.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            family = "near misses" if record.get("secret") is None else record["family"]
+            samples.append(Sample(family, record["text"], record.get("secret")))
+    return samples
+
+
+def wrong(sample: Sample, output: str) -> bool:
+    """A secret still shown (or 8 of its characters in a row), or a near miss changed."""
+    if sample.secret is None:
+        return output != sample.text
+    secret = sample.secret
+    return any(secret[i : i + LEAK_RUN] in output for i in range(max(len(secret) - LEAK_RUN + 1, 1)))
+
+
+def per_family(redactors: dict[str, Callable[[str], str]], samples: list[Sample]) -> None:
+    """One line per family: its size, then each redactor's count of leaks (near misses: of changes)."""
+    families = list(dict.fromkeys(s.family for s in samples))
+    families = [f for f in families if f != "near misses"] + ["all secrets", "near misses"]
+    print(f"  {'family':<48} {'n':>4}  " + "  ".join(f"{name:>22}" for name in redactors))
+    for family in families:
+        chosen = [s for s in samples if s.family == family or (family == "all secrets" and s.secret is not None)]
+        cells = []
+        for redactor in redactors.values():
+            bad = sum(wrong(s, redactor(s.text)) for s in chosen)
+            cells.append(f"{bad:>4} ({bad / len(chosen):6.1%})".rjust(22))
+        print(f"  {family:<48} {len(chosen):>4}  " + "  ".join(cells))
+
+
 RUNS = int(os.environ.get("BENCH_RUNS", "9"))
 
 # Run by detect-secrets' interpreter: each text's findings, scanned three ways (its ad hoc `scan_line`,
@@ -138,16 +210,35 @@ def run(python: str, script: str, stdin: str, *args: str) -> list[float]:
     return [float(x) for x in done.stdout.split()]
 
 
+def detect_secrets_findings(texts: list[str]) -> dict[str, list[list[str]]]:
+    done = subprocess.run(
+        [DS_PYTHON, "-c", DS_FINDINGS], input=json.dumps(texts), capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout)
+
+
+def per_family_figures(name: str, samples: list[Sample]) -> None:
+    """``samples`` per family through ours and detect-secrets' file scan (all plugins, and without entropy)."""
+    texts = list(dict.fromkeys(s.text for s in samples))
+    found = detect_secrets_findings(texts)
+    redactors = {"blackboard.redact": redact}
+    for config in ("scan_file .yaml, all plugins", "scan_file .yaml, no entropy", "scan_line, no entropy"):
+        redactors[f"d-s {config.replace('scan_file ', '').replace(', ', ' ')}"] = replace_findings(
+            dict(zip(texts, found[config]))
+        )
+    print(f"{name}: leaked secrets (near misses: changed), per family")
+    per_family(redactors, samples)
+
+
 def main() -> None:
     corpus = load_corpus()
+    per_family_figures("own corpus", own_samples(corpus))
+    if any(HELDOUT.glob("*.jsonl")):
+        per_family_figures(f"held-out corpus ({HELDOUT.name})", heldout_samples())
     shapes = [tuple(p.values) for p in corpus.SHAPES]
     near = [p.values[0] for p in corpus.NEAR_MISSES]
     texts = [s[0] for s in shapes] + near
-    found = json.loads(
-        subprocess.run(
-            [DS_PYTHON, "-c", DS_FINDINGS], input=json.dumps(texts), capture_output=True, text=True, check=True
-        ).stdout
-    )
+    found = detect_secrets_findings(texts)
 
     print(f"corpus: {len(shapes)} secret shapes, {len(near)} near misses")
     rows = {"blackboard.redact": score(redact, shapes, near)}

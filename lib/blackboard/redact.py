@@ -8,12 +8,20 @@ Each pattern comes with a marker, text that every one of its matches holds (comp
 case). A pattern whose marker is not in the text is neither compiled nor run: a hook makes one call,
 and compiling every pattern would cost it more than running the few its text can match. Patterns
 that start at a name (``password: …``) run only on the lines that hold a word naming a secret.
+
+Besides whose a secret is, what any secret looks like (issue 39): a name in any style, a value that
+``looks_random`` under a weaker name, a prefix and separator before a random run or a random run
+alone (``RANDOM_RUN``), key bodies without armour, hash dumps, logins on command lines and
+passwords in prose. The whole text is redacted, however long, before anything cuts it.
 """
 
 from __future__ import annotations
 
+import binascii
 import itertools
+import math
 import re
+from collections import Counter
 
 REDACTED = "[REDACTED]"
 
@@ -24,6 +32,33 @@ PRIVATE_KEY_BLOCK = (
     r"(?i:-{4,5} ?BEGIN [A-Z0-9 _-]{0,40}?PRIVATE KEY(?: BLOCK)? ?-{4,5})"
     r"(?:(?:[^-]|-(?!---))*-{4,5} ?(?i:END)[^\n-]{0,60}-{4,5}"
     r"|(?:\r?\n(?:[A-Za-z0-9+/]+={0,2}\r?(?=\n|\Z)|[A-Za-z-]+: [^\n]*|(?=\r?\n[A-Za-z0-9+/]{20,})))*)"
+)
+
+# The base64 body of a private key without its BEGIN and END lines, by how its DER starts (PKCS#1 RSA,
+# PKCS#8 plain and encrypted, SEC1 EC, Ed25519), an OpenSSH key body, and a PEM block base64-encoded once
+# more (a Kubernetes secret's tls.key) unless it is a certificate's or a public key's; its further rows
+# (a newline, or a JSON \\n, then base64) go with it.
+KEY_BODY_ROWS = r"[A-Za-z0-9+/]*(?:(?:\\n|\r?\n[ \t]*)[A-Za-z0-9+/]{8,})*={0,2}"
+KEY_BODIES = [
+    ("mii", r"\bMII(?:[A-Za-z0-9+/]{3}IBA(?:DAN|AK)|[A-Za-z0-9+/]{2}DBOBgkqhkiG9w0BBQ)" + KEY_BODY_ROWS),
+    ("mii", r"\bMII[A-Za-z0-9+/]{3}IBAz" + KEY_BODY_ROWS),  # PKCS#12 (version 3)
+    ("lq", r"\blQ[A-Za-z0-9+/]{2}B[FGH][A-Za-z0-9+/]{20}" + KEY_BODY_ROWS),  # an OpenPGP secret key packet
+    ("mig", r"\bMIG[A-Za-z0-9+/](?:AgEA|AgEB)[A-Za-z0-9+/]{20}" + KEY_BODY_ROWS),
+    ("mc4caqaw", r"\bMC4CAQAw" + KEY_BODY_ROWS),
+    ("mhccaqee", r"\bMHcCAQEE" + KEY_BODY_ROWS),
+    ("b3blbnnzac1rzxktdje", r"\bb3BlbnNzaC1rZXktdjE" + KEY_BODY_ROWS),
+    (
+        "ls0tls1crudjti",
+        r"\bLS0tLS1CRUdJTi(?!BDRVJUSUZJQ0FU|BQVUJMSUMg|BDRVJUSUZJQ0FURSBSRVFV|BQR1AgUFVCTElD)" + KEY_BODY_ROWS,
+    ),
+]
+
+# A run of token characters that may be a secret of a vendor we have no rule for: ``_is_random_token``
+# decides (a prefix and a separator then a random run of 20 or more, or a random run of 32 or more
+# alone). A run starts and ends at a word's edge, never within a path, a URL, a file name or an email.
+RANDOM_RUN = (
+    r"(?<![\w+/.@:%~\\-])(?P<t>(?:[a-z][a-z0-9]{1,9}\.)?(?:[A-Za-z0-9+/_-]|%[0-9A-F]{2}){20,}={0,2})"
+    r"(?![\w+/=@%~\\-]|\.\w)"
 )
 
 # (marker, pattern): the whole match is the secret.
@@ -38,11 +73,24 @@ TOKENS = [
     ("$argon2", r"\$argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+"),
     ("pbkdf2", r"\$?pbkdf2[_-]sha\d+\$\d+\$[A-Za-z0-9+/.=]+\$[A-Za-z0-9+/.=]{16,}"),  # passlib, Django
     ("}", r"\{(?i:ssha(?:256|512)?|sha(?:256|512)?|smd5|md5|crypt)\}[A-Za-z0-9+/=.$]{8,}"),  # LDAP userPassword
+    # Hashes people paste from a dump: Kerberos tickets (Kerberoasting, AS-REP), SCRAM verifiers (Postgres,
+    # MongoDB), MySQL's native and caching_sha2 hashes, Postgres md5, Oracle 11g, SQL Server, NetNTLMv2.
+    ("$krb5", r"\$krb5(?:tgs|asrep|pa|tgt)\$\S{20,}"),
+    # Any other hash in modular crypt form ($DCC2$, phpass $P$ and $H$, $sha1$…) and Django's (sha1$salt$…)
+    ("$", r"(?<![\w$])\$[A-Za-z][\w-]{0,19}\$(?:[^\s$]{0,100}\$){0,4}[^\s$]{0,100}?[A-Za-z0-9./+=]{16,}"),
+    ("$", r"(?<![\w$])(?:sha1|md5|sha256|crypt|unsalted_md5|unsalted_sha1)\$[^\s$]{0,64}\$[A-Za-z0-9./+=]{16,}"),
+    ("scram-sha-", r"SCRAM-SHA-(?:1|256|512)\$\d+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+"),
+    ("*", r"(?<![\w*])\*[0-9A-F]{40}(?![0-9A-Za-z])"),
+    ("$a$", r"\$A\$\d{3}\$\S{20,}"),
+    ("md5", r"\bmd5[0-9a-f]{32}\b"),
+    ("s:", r"\bS:[0-9A-F]{60}\b"),
+    ("0x0", r"\b0x0[12]00[0-9A-Fa-f]{48,}\b"),
+    ("::", r"\b[\w.-]{1,64}::[\w.-]{1,64}:[0-9a-fA-F]{16}:[0-9a-fA-F]{32}:[0-9a-fA-F]{32,}"),
     # Vendor tokens, as gitleaks' rules describe them.
     ("sk-ant-", r"\bsk-ant-[A-Za-z0-9_-]{16,}"),  # Anthropic
     # OpenAI and the keys shaped like it: a slug such as a branch `sk-learn-upgrade` is short,
     # or has no digit or capital; a key is long, or has them, or is 32 hex digits (DeepSeek).
-    ("sk-", r"\bsk-(?:[A-Za-z0-9_-]{40,}|[a-f0-9]{32}(?![\w-])|(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,})"),
+    ("sk-", r"(?<![\w-])sk-(?:[A-Za-z0-9_-]{40,}|[a-f0-9]{32}(?![\w-])|(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,})"),
     ("gh", r"gh[pousr]_[A-Za-z0-9]{30,}"),  # GitHub personal, OAuth, app and refresh tokens
     ("github_pat_", r"\bgithub_pat_[A-Za-z0-9_]{40,}"),  # GitHub fine-grained token
     ("gl", r"gl(?:pat|rt|dt|ft|cbt|ptt|soat|oas|agent|imt|ffct)-[A-Za-z0-9_.-]{20,}"),  # GitLab tokens
@@ -138,15 +186,22 @@ TOKENS = [
     ("rnd_", r"\brnd_[A-Za-z0-9]{32,}"),  # Render API key
     ("fw_", r"\bfw_[A-Za-z0-9]{20,}"),  # Fireworks AI API key
     ("oauth:", r"\boauth:[a-z0-9]{30}\b"),  # Twitch chat (IRC) password
+    *KEY_BODIES,
+    ("", RANDOM_RUN),  # last: a vendor's own rule names what it matched first
 ]
 
-# The end of a name whose last word says it holds a secret: password, DB_PASS, Pwd, client_secret,
-# GITHUB_TOKEN, apiKey, SecretAccessKey, SECRET_KEY_BASE, client-key-data, private_key_id; not
-# PASSWORD_MIN_LENGTH, max_tokens, secretName, token_url, bypass, primary_key.
+# The end of a name whose last word says it holds a secret, in any case or style: password, DB_PASS,
+# Pwd, client_secret, GITHUB_TOKEN, apiKey, SecretAccessKey, SECRET_KEY_BASE, client-key-data,
+# private_key_id, SMTP_CREDS; a pass or pwd joined to the word before it in camel case or capitals
+# (keystorePass, adminPwd, DBPASS, PGPASS) or after a word that says whose it is (rootpw, bindpw,
+# dbpass); not PASSWORD_MIN_LENGTH, max_tokens, secretName, token_url, bypass, compass, primary_key.
 SECRET_NAME_END = (
-    r"(?:(?i:password|passwd|passphrase|secret|token|credentials?|private[_.-]?key[_.-]?id"
+    r"(?:(?i:password|passwd|passphrase|passcode|secret|token|credentials?|creds|private[_.-]?key[_.-]?id"
     r"|(?:api|access|secret|private|auth|account|master|encryption|signing|hmac|jwt|client|consumer|app"
-    r"|service|subscription|license|storage|shared|session|admin|tls|ssh)[_.-]?key)|(?<![A-Za-z])(?i:pass|pwd))"
+    r"|service|subscription|license|storage|shared|session|admin|tls|ssh)[_.-]?key)|(?<![A-Za-z])(?i:pass|pwd)"
+    r"|(?<=[a-z0-9])P(?:ass|wd)|(?<=[A-Z0-9])(?:PASS|PWD)|(?<=[_.-])(?i:pw)|(?<![A-Za-z])(?i:psk)"
+    r"|(?<![A-Za-z])(?i:db|root|bind|admin|user|store|key|trust|ssh|pg|smtp|mail|ldap|sql|proxy|ftp|vnc|wifi)"
+    r"(?:pass|pwd|pw))"
     r"(?:[_.-]?(?i:base|b64|base64|json|value|data))?"
 )
 SECRET_NAME = r"[\w.-]{0,80}?" + SECRET_NAME_END
@@ -154,7 +209,7 @@ KEY = r"(?<![\w.-])" + SECRET_NAME
 # A reference to where a secret lives, kept so a note stays useful: ${DB_PASSWORD}, $(cat pw), $TOKEN,
 # $env:TOKEN, {{ .Values.password }}, %(pw)s, %PW%, <your-token>; or what redaction already put there.
 REFERENCE = r"\[REDACTED\]|\$[{(]|[{<]|%\(|%\w+%|\$(?i:env):\w+|\$\w+(?![^\s\"',;&)\]}])"
-CODE_END = r"(?![^\s\"',;&)\]}])"  # where an expression of code ends: a space, a quote, a closing bracket
+CODE_END = r"(?![^\s\"',;:&)\]}])"  # where an expression of code ends: a space, a quote, a colon, a bracket
 # Where a value of several words ends, or goes on as code: `None  # later`, `token or default`.
 PHRASE_END = r"(?=[ \t]*(?:[\r\n#\"',;)\]}]|\Z|(?:or|and|if|else|is|in|not)\b|\|\||&&|\?\?))"
 
@@ -166,10 +221,14 @@ def _not_a_value(word_end: str) -> str:
     attributes: self.token, settings.DB_PASSWORD, Config.API_KEY, which a lower-case first name without
     a digit or a last name naming a secret tells from a password such as Spring.Sale2024). A literal or
     a name is one when ``word_end`` follows it: "keyboard cat" is a passphrase, not the name keyboard.
+    A mask (``********``, ``xxxx``), an expression (``await auth.getAccessToken()``, ``new ApiKey(c)``)
+    and a YAML tag (Ansible's ``!vault |``, CloudFormation's ``!Ref``) are no value either.
     No value starts with a blank: that fails first and fast when a run of blanks is given back one by one.
     """
     return (
         r"(?![ \t])(?![\"']?(?:" + REFERENCE + r"|(?:~|\.\.?)?/|[A-Za-z][\w+.-]*://"
+        r"|(?:\*{3,}|x{4,}|X{4,}|\u2022{3,}|\.{3,}|\u2026)[\"']?" + CODE_END + ""
+        r"|(?:await|new|yield|typeof|lambda|async)[ \t]|![A-Za-z][\w!./-]*(?:[ \t]|$)"
         r"|(?i:true|false|null|none|nil|undefined|required|optional|str|string|bytes|secretstr)(?![\w.-])"
         + word_end
         + r"|[\w.]+[(\[]|[A-Za-z_][\w.]*[ \t]+[-+*/%|&^][ \t]"
@@ -200,7 +259,7 @@ WORDS = "(?:" + VALUE_CHAR + "{3,}" + MORE_WORDS + "*|" + WORD + MORE_WORDS + "+
 # may be words; .env, shell, connection strings and --flag=value put none, and a value is one word;
 # `:=`, `=>` and `==` take one word too. One pattern, so that a name is looked for once.
 ASSIGNMENT = (
-    r"[\"']?" + KEY + r"[\"']?(?:(?P<blank>[ \t]+=[ \t]*|=[ \t]+)(?![=>])|[ \t]*(?:=>|:=|[!=]?==?)[ \t]*)"
+    r"[\"']?" + KEY + r"[\"']?(?:(?P<blank>[ \t]+=[ \t]*|=[ \t]+)(?![=>])|[ \t]*(?:=>|:=|\?=|[!=]?==?)[ \t]*)"
     r"(?(blank)"
     + NOT_A_PHRASE
     + "|"
@@ -246,10 +305,28 @@ HTPASSWD = (
 # A name in one field and its value in the next: Kubernetes, Compose and Helm env lists (- name: X /
 # value: …), ECS and CloudFormation (Name:/Value:), HCL ({ name = "X", value = "…" }), helm --set
 # env[0].name=X,env[0].value=….
+VALUE_THEN_NAME = (
+    r"(?<![A-Za-z])(?i:value)[\"']?[ \t]*[:=][ \t]*(?P<s>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}')"
+    r"[ \t]*,[ \t]*(?:\r?\n[ \t]*)?"
+    r"[\"']?(?i:name)[\"']?[ \t]*[:=][ \t]*[\"']" + SECRET_NAME + r"[\"']"
+)
+# CloudFormation and AWS CLI: ParameterKey=DbPassword,ParameterValue=…
+PARAMETER_KEY_VALUE = (
+    r"(?i:parameterkey)[\"']?[ \t]*[:=][ \t]*[\"']?" + SECRET_NAME + r"[\"']?[ \t]*,[ \t]*(?:\r?\n[ \t]*)?"
+    r"[\"']?(?i:parametervalue)[\"']?[ \t]*[:=][ \t]*" + SECRET
+)
 NAME_THEN_VALUE = (
     r"(?<![A-Za-z])(?i:name)[\"']?[ \t]*[:=][ \t]*[\"']?" + SECRET_NAME + r"[\"']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?"
     r"(?:[\w\[\]]{1,40}\.)?[\"']?(?i:value)[\"']?[ \t]*[:=][ \t]*" + SECRET_TO_LINE_END
 )
+# A record of a name and a value whatever the name, when the value looks random: a cookie as Selenium,
+# Playwright and browser exports write it ({"name": "wordpress_logged_in_…", "value": "…"}).
+NAME_THEN_RANDOM_VALUE = (
+    r"(?<![A-Za-z])(?i:name)[\"']?[ \t]*[:=][ \t]*[\"'][^\"'\n]{1,100}[\"'][ \t]*,[ \t]*(?:\r?\n[ \t]*)?"
+    r"[\"']?(?i:value)[\"']?[ \t]*[:=][ \t]*(?P<r>\"[^\"\n]{16,512}\"|'[^'\n]{16,512}')"
+)
+# pgbouncer's userlist.txt: "user" "password" (plain, md5… or SCRAM-SHA-256$…).
+USERLIST = r"(?m)^\"[^\"\n]{1,64}\"[ \t]+\"(?P<s>[^\"\n]{1,512})\"[ \t]*\r?$"
 # What echo hands to sudo -S: a quoted or plain word (a pipe ends it), not a reference such as "$PW".
 PIPED_SECRET = r"(?![\"']?(?:" + REFERENCE + r"))(?P<s>" + QUOTED + r"|[^\s|;&\"'`]{3,})"
 # Terraform: variable "db_password" { …; default = "…" }: default right after the brace, or starting one
@@ -260,8 +337,82 @@ TERRAFORM_DEFAULT = (
 )
 
 
+# A word a person typed as a password: 5 to 64 characters with a letter and a digit or a symbol, not
+# ending in a full stop, a comma or an exclamation mark (that ends the sentence). Prose about passwords has none:
+# "the password is stored in the vault", "is 12 characters long".
+TYPED_SECRET = (
+    r"(?!" + REFERENCE + r"|[A-Za-z][\w+.-]*://|~?/|\.\.?/)"
+    r"(?=[^\s\"'`]{0,63}[0-9@#$%^&*~+=])(?=[^\s\"'`]{0,63}[A-Za-z])[^\s\"'`(){}\[\]<>]{4,63}[^\s\"'`.,;:(){}\[\]<>]"
+    r"(?=[.,;:)!?]*(?:\s|$))"
+)
+# Not a reference or a mask ("{{ .Values.password }}", "$PW", "********"): the rest of NOT_A_VALUE is
+# code, which a typed secret's digit or symbol already tells apart, and would cost every pattern using
+# it a larger compile.
+TYPED = r"(?![\"'`]?(?:" + REFERENCE + r"|\*{3,}))(?P<s>" + QUOTED + r"|`[^`\n]{1,200}`|" + TYPED_SECRET + ")"
+# A name in one place and its value in another, in XML: Hadoop's <name>…</name><value>…</value>, Spring's
+# <property name="…">…</property> or value="…", .resx <data name="…"><value>…</value>, <entry key="…">.
+XML_NAME = r"[\"'][ \t]*" + SECRET_NAME + r"[ \t]*[\"']"
+XML_APART = [
+    ("<name>", r"<name>[ \t]*" + SECRET_NAME + r"[ \t]*</name>\s{0,200}<value>(?P<s>[^<\n]{1,4096})</value>"),
+    ("=", r"(?<![\w-])(?:name|key)=" + XML_NAME + r"[^<>\n]{0,200}?\bvalue=[\"'](?P<s>[^\"'\n]{1,4096})[\"']"),
+    (
+        "=",
+        r"(?<![\w-])(?:name|key)=" + XML_NAME + r"(?:[ \t]+[\w:.-]+=[\"'][^\"'<>\n]{0,200}[\"']){0,4}[ \t]*>"
+        r"\s{0,200}(?:<value>)?(?P<s>[^<\s][^<\n]{0,4095})<",
+    ),
+]
+# A database login on a command line: sqlplus, rman, expdp… scott/tiger@orcl; any user/password@host:port/service.
+ORACLE_LOGIN = (
+    r"\b(?i:sqlplus|rman|expdp|impdp|exp|imp|sqlldr|dgmgrl|sql|conn(?:ect)?)(?:[ \t]+-{1,2}\w+){0,4}[ \t]+[\"']?"
+    r"[\w$#.]{1,30}/(?P<s>[^\s/@\"']{1,64})@"
+)
+EASY_CONNECT = r"(?<![\w/.@-])[A-Za-z_][\w$#.]{0,30}/(?P<s>[^\s/@\"':]{1,64})@(?://)?[\w.-]+:\d{2,5}[/:]\w"
+# user:password@host without a scheme (impacket's DOMAIN/user:password@host, rsync, proxies): the password
+# holds something besides letters, so mailto:alice@example.com is no login.
+BARE_LOGIN = (
+    r"(?<![\w:.@%+-])[\w.\\-]{1,64}:(?P<s>(?=[^\s:@/\"']{0,127}[^A-Za-z\s:@/\"'])[^\s:@/\"']{1,128})"
+    r"@(?=[\w-]+(?:\.[\w-]+)+|\[?\d)"
+)
+# A password flag after a user flag: tool -u admin -P …, ipmitool -U admin -P …, crackmapexec -u x -p '…';
+# a port (-p 5432), a database name (mysql -u root -p app) or the next flag is not one.
+USER_THEN_PASSWORD = (
+    r"(?<![\w-])-[uU][ \t]*[\"']?[\w.@\\$-]{1,64}[\"']?(?:[ \t]+[^\s|;&]+){0,8}?[ \t]+-[pP](?:[ \t]+|(?=[\"']))(?!-)"
+    + TYPED
+)
+# lftp -u user,password; a note's "u: deploy p: …"
+USER_COMMA_PASSWORD = r"(?<![\w-])-u[ \t]+[\"']?[\w.@\\-]{1,64},(?P<s>" + QUOTED + r"|[^\s\"',]{3,128})"
+U_THEN_P = r"(?<![\w-])(?i:u|user):[ \t]*\S{1,64}[ \t,]+(?i:p):[ \t]*" + TYPED
+# Remote desktop: xfreerdp /u:admin /p:…
+RDP_LOGIN = (
+    r"(?i:/u(?:ser)?:)[^\s/]{1,128}(?:[ \t]+\S{1,256}){0,8}?[ \t]+(?i:/p(?:assword)?:)(?P<s>" + QUOTED + r"|[^\s\"']+)"
+)
+# Prose: "log in as ops with …", "login as root using password …".
+LOGIN_AS = (
+    r"(?i:log(?:ged)?[ -]?in|sign(?:ed)?[ -]?in)[ \t]+as[ \t]+[\"'`]?[\w.@\\-]{1,64}[\"'`]?"
+    r"(?:[ \t]*,)?[ \t]+(?i:with|using|and)[ \t]+"
+    r"(?:(?i:the[ \t]+)?(?i:password|passphrase|pass|pw|pwd)[ \t]+(?i:is[ \t]+)?)?" + TYPED
+)
+# A user and a password with a spaced slash, as notes write them: "OfficeNet / …", "alice@acme.io / …".
+SPACED_PAIR = r"(?<![\w/])[\w.@-]{1,64}[ \t]+/[ \t]+" + TYPED
+# A hashcat potfile line: the hash, a colon, the cracked password; both go.
+POTFILE = r"(?m)^(?P<s>[0-9a-fA-F]{32,128}:[^\s:][^\n]{0,200})$"
+# Password-hash dumps: pwdump and secretsdump lines (user:rid:LM:NT:::).
+PWDUMP = r"(?m)^[^\s:]{1,256}:\d{1,10}:(?P<s>[0-9a-fA-F]{32}:[0-9a-fA-F]{32}):::"
+
 # (marker, pattern): each has a group ``s``, the secret; the rest of the match stays.
 VALUES = [
+    *XML_APART,
+    ("@", ORACLE_LOGIN),
+    ("@", EASY_CONNECT),
+    ("@", BARE_LOGIN),
+    ("-u", USER_THEN_PASSWORD),
+    ("-u", USER_COMMA_PASSWORD),
+    ("p:", U_THEN_P),
+    (" / ", SPACED_PAIR),
+    ("/u", RDP_LOGIN),
+    ("in as ", LOGIN_AS),
+    (":::", PWDUMP),
+    (":", POTFILE),
     # URLs: user:password@ (the password may hold '@', '/' or '#'; a port then a path is not one),
     # a user part that long is a token (GitHub and Azure DevOps PATs), the query's credentials.
     ("://", r"://[^\s/?#@:]*:(?!\d*(?:[/?#\s]|$))(?P<s>(?:[^\s?'\"<>:]|:(?!//))+)@"),
@@ -345,6 +496,9 @@ VALUES = [
     ("auth=", r"[?&]auth=(?P<s>[^&\s#\"'<>]{20,})"),
     ("dockerc", r"\.docker(?:configjson|cfg)[\"']?[ \t]*:[ \t]*[\"']?(?P<s>[A-Za-z0-9+/]{16,}={0,2})"),
     ("value", NAME_THEN_VALUE),
+    ("value", NAME_THEN_RANDOM_VALUE),
+    ('" "', USERLIST),
+    ("parametervalue", PARAMETER_KEY_VALUE),
     ("default", TERRAFORM_DEFAULT),
     ("identified", r"(?i:identified\s+by(?:\s+password)?)\s+" + SECRET),  # SQL: CREATE USER … IDENTIFIED BY 'x'
     # .netrc: machine HOST login USER password SECRET, on one line or several. An entry names each of
@@ -356,7 +510,88 @@ VALUES = [
 # Every match of a NAMED_VALUES pattern is on one line and holds one of these words (in lower case).
 # The patterns run only on such lines (and the runs they make): a name may start at any word, and
 # trying each is slow.
-SECRET_WORDS = ("pass", "pwd", "secret", "token", "credential", "key", "auth", "cookie")
+# A session is named on most lines of a handoff, so only the forms a cookie or a setting give it count.
+SECRET_WORDS = (
+    *(
+        "pass",
+        "pwd",
+        "pw",
+        "psk",
+        "secret",
+        "token",
+        "cred",
+        "key",
+        "auth",
+        "cookie",
+        "signature",
+        "jwt",
+        "hmac",
+        "dsn",
+    ),
+    *("sessionid", "sessid", "session=", 'session"', "session':", "session =", "session:", "sid=", 'sid"', "sid:"),
+    *("contrase", "senha", "wachtwoord", "kennwort", "parola", "l\u00f6senord", "salasana", "has\u0142o"),
+)
+# A name that may hold a secret or something else (a key, a session, a cookie, a signature, a DSN): its
+# value, group ``r``, goes only when it ``looks_random``. ``key: value``, ``session_id: s1`` and
+# ``auth: true`` stay; ``session = 9fQ2…``, ``JSESSIONID=…``, ``document.cookie = "sid=…"`` go.
+WEAK_NAME = r"[\w.-]{0,80}?(?i:key|auth|cookie|session|sess(?:ion)?[_-]?id|sid|signature|jwt|dsn|hmac|cred)"
+WEAK_VALUE = r"(?![ \t])(?P<r>\"[^\"\n]{16,512}\"|'[^'\n]{16,512}'|[^\s\"'`,;&<>(){}\[\]]{16,})"
+WEAK_ASSIGNMENT = r"(?<![\w.-])" + WEAK_NAME + r"[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*" + WEAK_VALUE
+# A setter or builder given a literal: ds.setPassword("…"), .password("…"), withApiKey("…"); not
+# keyring.get_password("svc", …).
+SETTER = (
+    r"(?:(?<=\.)(?:(?i:set|with|use)_?[A-Za-z]{0,30}?)?|(?<![\w.])(?i:set|with|use)_?[A-Za-z]{0,30}?)"
+    + SECRET_NAME_END
+    + r"\([ \t]*(?P<s>"
+    + QUOTED
+    + r")[ \t]*[,)]"
+)
+# A user and a password handed to code: requests' auth=("u", "p"), HTTPBasicAuth("u", "p"), NetworkCredential…
+AUTH_PAIR = (
+    r"(?:(?<![\w.])auth[ \t]*=[ \t]*[(\[]|(?i:\w{0,20}auth|\w{0,30}credentials?(?:\.create)?)\()"
+    r"[ \t]*(?:" + QUOTED + r")[ \t]*,[ \t]*(?P<s>" + QUOTED + r")[ \t]*[)\]]"
+)
+# A secret's name as a literal, then its value: config.set("db", "password", "…"), put("api_token", "…"),
+# Playwright's fill("#password", "…"), Selenium's find_element(By.ID, "password").send_keys("…"). The value
+# holds no blank (a label or a message does), is not a name itself ("password", "confirm_password") and
+# is no JSON key ({"name": "DB_PASSWORD", "value": …}).
+CALL_WITH_NAME = (
+    r"[\"'][#\w.\[\]=-]{0,40}?"
+    + SECRET_NAME_END
+    + r"[\]\w]{0,2}[\"'][ \t]*(?:,|\)\.(?:send_keys|sendKeys|type|fill)\()"
+    r"[ \t]*(?![\"'][\w-]*(?i:pass|pwd|secret|token|key)\w*[\"'])"
+    r"(?P<s>\"[^\s\"\\]{3,200}\"|'[^\s'\\]{3,200}')(?![ \t]*:)"
+)
+# A Markdown table row: | DB_PASSWORD | … |
+TABLE_ROW = r"\|[ \t]*`?" + SECRET_NAME + r"`?[ \t]*\|[ \t]*`?" + TYPED + r"`?[ \t]*\|"
+# A cookie set in code: cookies[:remember_token] = "…", cookies.signed["sid"] = "…", when it looks random.
+COOKIE_JAR = r"(?i:cookies?)(?:\.\w+)?\[[^\]\n]{1,60}\][ \t]*=[ \t]*" + WEAK_VALUE
+# A word for a password, in English and the languages a team may write notes in.
+PASSWORD_WORD = (
+    r"(?i:password|passphrase|passwd|passcode|pwd|pw|pass|psk|mot[ \t]+de[ \t]+passe|passwort|kennwort"
+    r"|contrase\u00f1a|contrasena|senha|wachtwoord|parola|l\u00f6senord|salasana|has\u0142o)"
+)
+SECRET_WORD = r"(?:" + PASSWORD_WORD + r"|(?i:creds?|credentials?|secret|token|key))"
+# What says "this is its value" in a note: a colon, an arrow or a verb (is, was, lautet…).
+SIGN = (
+    r"(?:[ \t]{0,8}(?::|->|=>|\u2192)[ \t]{0,8}|'s[ \t]{1,8}"
+    r"|[ \t]{1,8}(?i:is|was|are|to|lautet|ist|est|es|era|now)[ \t]{1,8}(?:(?i:now|still|just|literally)[ \t]{1,8})?)"
+)
+USER_BEFORE = r"(?:[\w.@\\-]{1,64}[ \t]{0,8}[/:][ \t]{0,8})?"  # "creds: admin / …", "Cred: svc_etl:…"
+# Prose: "the prod db password is …", "the key they mailed us is …", "pw: …", "mot de passe : …"; a
+# word for a password may also be followed by its value at once ("login admin, password …", "password (…)").
+PROSE_SECRET = (
+    r"(?<![A-Za-z])(?:"
+    + SECRET_WORD
+    + r"(?![\w-])[^\n=(){}\[\]:\"'`<>]{0,32}?"
+    + SIGN
+    + "|"
+    + PASSWORD_WORD
+    + r"[ \t]{1,8}\(?)"
+    + USER_BEFORE
+    + TYPED
+)
+
 # (marker, pattern): each has a group ``s``, the secret; the rest of the match stays.
 NAMED_VALUES = [
     # Assignments: .env, shell, INI, TOML, properties, connection strings, code, --flag=value.
@@ -378,7 +613,7 @@ NAMED_VALUES = [
         + HEADER_SECRET,
     ),
     # XML: <password>…</password>, <add key="ApiKey" value="…"/>.
-    ("</", r"<(?P<tag>" + SECRET_NAME + r")>(?P<s>[^<\n]+)</(?P=tag)>"),
+    ("</", r"<(?P<tag>" + SECRET_NAME + r")(?:[ \t][^<>\n]{0,200})?>(?P<s>[^<\n]+)</(?P=tag)>"),
     ("value=", r"key=[\"']" + SECRET_NAME + r"[\"'][ \t]+value=[\"'](?P<s>[^\"'\n]+)[\"']"),
     # Command lines and config files where a space comes before the secret.
     ("--", r"(?<![\w-])--" + SECRET_NAME + r"[ \t]+(?!-)" + SECRET),  # --password SECRET
@@ -388,6 +623,14 @@ NAMED_VALUES = [
     ("password", r"(?i:password)[ \t]+(?P<s>'[^'\n]+')"),  # SQL: WITH PASSWORD 'x'
     ("requirepass", r"(?m)^[ \t]*requirepass[ \t]+(?P<s>\S+)"),  # redis.conf
     ("masterauth", r"(?m)^[ \t]*masterauth[ \t]+(?P<s>\S+)"),
+    ("", CALL_WITH_NAME),
+    ("|", TABLE_ROW),
+    ("cookie", COOKIE_JAR),
+    ("(", SETTER),
+    ("(", AUTH_PAIR),
+    ("", PROSE_SECRET),
+    ("name", VALUE_THEN_NAME),
+    ("", WEAK_ASSIGNMENT),
 ]
 
 
@@ -428,22 +671,21 @@ def redact_remote(text: str) -> str:
     return re.sub(r"(?<![\w.@/-])(?!git@)(?!\[REDACTED\]@)[^\s@/:]+@([\w.-]+:)", r"[REDACTED]@\1", text)
 
 
-SECRET_MARGIN = 512  # longer than any token the patterns take whole, bar key blocks (matched to the cut)
-
-
 def redact_prefix(text: str, limit: int) -> tuple[str, bool]:
-    """At most ``limit`` characters from the start of ``text``, redacted, and whether some were left out.
+    """At most ``limit`` characters from the start of ``text`` redacted, and whether some were left out.
 
-    Redacting first and cutting after would read the whole text; cutting first would leave a
-    token crossing the cut half shown. So ``SECRET_MARGIN`` more is redacted, and a text that
-    went on past that never shows its last ``SECRET_MARGIN`` redacted characters, where half a
-    token may sit (redaction shortens what comes before it).
+    The whole text is redacted before it is cut (SPEC §10): a key whose END line lies far past the
+    cut, or a JSON key file with its rows joined by ``\\n``, is only recognised whole. A cut never
+    leaves half a ``[REDACTED]``.
     """
-    longer = len(text) > limit + SECRET_MARGIN
-    redacted = redact(text[: limit + SECRET_MARGIN])
-    if longer:
-        redacted = redacted[: max(len(redacted) - SECRET_MARGIN, 0)]
-    return (redacted, longer) if len(redacted) <= limit else (redacted[:limit], True)
+    redacted = redact(text)
+    if len(redacted) <= limit:
+        return redacted, False
+    shown = redacted[:limit]
+    opened = shown.rfind("[", max(limit - len(REDACTED), 0))
+    if opened >= 0 and redacted.startswith(REDACTED, opened):
+        shown = shown[:opened]
+    return shown, True
 
 
 def _apply(patterns: list[tuple[str, str]], text: str) -> str:
@@ -461,14 +703,93 @@ def _names_a_secret(line: str) -> bool:
 
 
 def _keep_all_but_the_secret(match: re.Match[str]) -> str:
-    """The match with its group ``s`` (or, for a token, all of it) replaced; a quoted value keeps its quotes."""
-    if "s" not in match.re.groupindex:
+    """The match with its group ``s`` (or, for a token, all of it) replaced; a quoted value keeps its quotes.
+
+    A group ``r`` is replaced only when it ``looks_random``, a group ``t`` (all the match) only when
+    ``_is_random_token``: otherwise the match comes back as it was.
+    """
+    groups = match.re.groupindex
+    if "t" in groups:
+        return REDACTED if _is_random_token(match.group("t")) else match.group(0)
+    secret = "s" if "s" in groups else "r" if "r" in groups else None
+    if secret is None:
         return REDACTED
-    start, end = match.span("s")
-    if end - start > 2 and _is_quoted(match.group("s")):
+    if secret == "r" and not looks_random(match.group("r")):
+        return match.group(0)
+    start, end = match.span(secret)
+    if end - start > 2 and _is_quoted(match.group(secret)):
         start, end = start + 1, end - 1
     return match.group(0)[: start - match.start()] + REDACTED + match.group(0)[end - match.start() :]
 
 
 def _is_quoted(value: str) -> bool:
     return value[0] == value[-1] and value[0] in "\"'"
+
+
+# What a run of random characters that is no secret starts with: a hash's name (npm's sha512-, go.sum's
+# h1:), an SSH public key (AAAA), a certificate's or public key's DER in base64 (a SEQUENCE: MI…, MF…;
+# a private key's has its own rule before), a bech32 address (age1…).
+PUBLIC_RUN = r"(?i:sha(?:1|224|256|384|512)|md5|blake2[bs]?|h1)[_:-]|AAAA|M[C-I]|[a-z]{1,10}1[02-9ac-hj-np-z]{30}"
+
+
+def looks_random(value: str, hex_counts: bool = True) -> bool:
+    """Whether ``value``'s longest run of letters and digits was made by a generator, not typed.
+
+    Sixteen characters at least, letters and digits, no character repeated much, and: digits in
+    three places or more; or, in both cases, the kind of character changing often (a random
+    base62 run changes at six in ten characters) with less than 40 % of it in words
+    (``Base64EncoderVersion2`` is an identifier); or, in one case, changing at one in four with
+    few vowels (random letters have one in five, words two in five). A run of hex digits counts only when
+    ``hex_counts``: alone, one is a commit id or a checksum more often than a secret.
+    """
+    run = max(re.split(r"[^A-Za-z0-9+/]", value), key=len)
+    if len(run) < 16 or not re.search(r"\d", run) or not re.search(r"[A-Za-z]", run):
+        return False
+    if not hex_counts and re.fullmatch(r"[0-9a-fA-F]+", run):
+        return False
+    if _entropy(run) < 3.0:
+        return False
+    kinds = ["d" if c.isdigit() else "u" if c.isupper() else "l" if c.islower() else "o" for c in run]
+    changes = sum(a != b for a, b in zip(kinds, kinds[1:])) / len(run)
+    digit_groups = len(re.findall(r"\d+", run))
+    if re.search("[a-z]", run) and re.search("[A-Z]", run):
+        words = sum(len(word) for word in re.findall(r"[A-Z]?[a-z]{3,}", run)) / len(run)
+        return (changes >= 0.3 and words < 0.4) or digit_groups >= 3
+    letters = re.sub("[^A-Za-z]", "", run)
+    vowels = sum(c in "aeiouAEIOU" for c in letters) / len(letters)
+    return digit_groups >= 3 or (changes >= 0.25 and vowels < 0.3)
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(text).values()
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts)
+
+
+def _is_random_token(run: str) -> bool:
+    """A prefix and a separator then a random run of 20 or more (``acme_live_9fQ2…``, ``tok-v2-…``), or a
+    random run of 32 or more alone; never a commit id, a checksum, a public key or an identifier.
+
+    A run with a slash but no ``+`` or padding is a path: each part is judged on its own.
+    """
+    body = run.rstrip("=")
+    if "/" in body and "+" not in body and body == run:
+        return any(_is_random_token(part) for part in body.split("/") if len(part) >= 20)
+    if re.match(PUBLIC_RUN, body):
+        return False
+    parts = re.split(r"[_.-]", body)
+    if len(parts) > 1 and re.fullmatch(r"[A-Za-z][A-Za-z0-9]{0,15}", parts[0]):
+        longest = max(parts, key=len)
+        return len(longest) >= 20 and looks_random(longest, hex_counts=False)
+    few_separators = len(parts) - 1 <= len(body) / 16
+    joined = re.sub(r"[_.-]", "", body)
+    return len(body) >= 32 and few_separators and looks_random(joined, hex_counts=False) and not _encoded_prose(run)
+
+
+def _encoded_prose(run: str) -> bool:
+    """Whether ``run`` is base64 of words (``aGVsbG8gd29ybGQ…``): printable text with spaces is no key."""
+    try:
+        decoded = binascii.a2b_base64(run + "=" * (-len(run) % 4)).decode("ascii")
+    except ValueError:
+        return False
+    return " " in decoded and decoded.isprintable()

@@ -99,18 +99,19 @@ def _task_line(task: Entry) -> str:
         reason = task.fields.get("drop_reason")
         claim = f" — dropped: {inline(reason)}" if status == "dropped" else " — done"
     else:
-        claim = f" — claimed by {who}" if who else " — unclaimed"
+        claim = f" — claimed by {inline(who, 64)}" if who else " — unclaimed"
     origin = task.fields.get("origin")
     carried = f" (carried: {inline(origin, 160)})" if origin else ""
     return f"- **{task.id}** {_item(task.body)}{claim}{carried}"
 
 
 def _context_line(entry: Entry) -> str:
-    return f"- **{entry.id}** (by {entry.fields.get('author', '?')}): {_item(entry.body)}"
+    return f"- **{inline(entry.id, 1000)}** (by {inline(entry.fields.get('author', '?'), 64)}): {_item(entry.body)}"
 
 
 def _note_line(note: Entry) -> str:
-    return f"- {note.fields.get('at', '?')} · {note.fields.get('author', '?')}: {_item(note.body)}"
+    at, by = inline(note.fields.get("at", "?"), 64), inline(note.fields.get("author", "?"), 64)
+    return f"- {at} · {by}: {_item(note.body)}"
 
 
 def bullet(text: str) -> str:
@@ -121,11 +122,12 @@ def bullet(text: str) -> str:
 def continued(text: str) -> str:
     """``text`` as one list item: every line after the first indented, and escaped so none starts a block.
 
-    A line break other than LF or CRLF (a lone CR, U+2028…) becomes U+FFFD, and a line that
+    A line break other than LF or CRLF (a lone CR, U+2028…) and every control character a terminal
+    acts on (``printable``) become U+FFFD, and a line that
     would open a heading, a list item, a quote or a fence gets a backslash, so no text can
     pose as the handoff's own however a reader splits lines.
     """
-    text = re.sub("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]", "\ufffd", text.replace("\r\n", "\n"))
+    text = re.sub("[\u2028\u2029]", "\ufffd", printable(text.replace("\r\n", "\n")))
     first, *rest = text.split("\n")
     return "\n".join([first] + ["  " + _inert(line.strip()) for line in rest])
 

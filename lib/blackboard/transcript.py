@@ -58,11 +58,14 @@ def summarize(lines: list[str]) -> Digest:
             seen.add(uuid)
         prompt, message = typed_prompt(record), assistant_text(record)
         if prompt:
-            prompts.append(shorten(prompt, MAX_PROMPT_CHARS))
+            prompts.append(prompt)
         if message:
-            last_message = shorten(message, MAX_MESSAGE_CHARS)
-    first = prompts[0] if prompts else None
-    return Digest(first, prompts[1:][-LATEST_PROMPTS:], len(prompts), last_message, source="transcript")
+            last_message = message
+    # Redaction reads each text whole: only the texts kept are redacted and shortened.
+    first = shorten(prompts[0], MAX_PROMPT_CHARS) if prompts else None
+    latest = [shorten(prompt, MAX_PROMPT_CHARS) for prompt in prompts[1:][-LATEST_PROMPTS:]]
+    message = shorten(last_message, MAX_MESSAGE_CHARS) if last_message else None
+    return Digest(first, latest, len(prompts), message, source="transcript")
 
 
 def _record(line: str) -> dict | None:

@@ -5,7 +5,6 @@ The corpus of real config formats, command lines and headers is `test_redact_cor
 
 import pytest
 
-from blackboard import redact as redaction
 from blackboard.redact import REDACTED, redact, redact_prefix
 
 # Shapes as the providers issue them (made-up values). Each must vanish whole.
@@ -221,12 +220,12 @@ def test_a_boards_own_note_lines_are_not_pgpass_lines() -> None:
 
 
 @pytest.mark.parametrize("limit", [200, 1200, 2000])
-@pytest.mark.parametrize("inside", [1, 8, 20, 39])
+@pytest.mark.parametrize("inside", [1, 8, 20, 39, 40 - 512, 10 - 4096])
 def test_a_cut_never_leaves_part_of_a_token_showing(limit: int, inside: int) -> None:
     """A token crossing where the text is cut, after a key block that redaction shortens, is never half shown."""
     key_block = "-----BEGIN RSA PRIVATE KEY-----\n" + "M" * 1500 + "\n-----END RSA PRIVATE KEY-----\n"
     token = "ghp_" + "A1b2C3d4E5" * 4
-    before = limit + redaction.SECRET_MARGIN - inside  # the token starts `inside` characters before the cut
+    before = limit - inside  # the token starts `inside` characters before the cut (or after it)
     text = key_block + "x" * max(before - len(key_block) - 1, 0) + " " + token + " tail" * 400
     shown, cut = redact_prefix(text, limit)
     assert cut and len(shown) <= limit
@@ -234,6 +233,36 @@ def test_a_cut_never_leaves_part_of_a_token_showing(limit: int, inside: int) -> 
 
 
 KEY_ROWS = "\n".join(["MIIEowIBAAKCAQEAxAbCdEfGhIjKlMnOpQrStUvWxYz0123456789+/abcdefgh"] * 6) + "\nAbc="
+ROW = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + "q9Zx"  # one row of a key body, 55 characters
+KEY_BODY = [ROW[i:] + ROW[:i] for i in range(40)]  # 40 rows, each its own
+YAML_KEY = (
+    "tls:\n  key: |\n    -----BEGIN PRIVATE KEY-----\n"
+    + "".join(f"    {r}\n" for r in KEY_BODY)
+    + ("    -----END PRIVATE KEY-----\n")
+)
+JSON_KEY = (
+    '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\n'
+    + "\\n".join(KEY_BODY)
+    + '\\n-----END PRIVATE KEY-----\\n", "client_email": "ci@acme.iam.gserviceaccount.com"}'
+)
+
+
+@pytest.mark.parametrize("limit", [200, 1199, 1999, 3999])
+@pytest.mark.parametrize("key", [YAML_KEY, JSON_KEY], ids=["yaml-indented", "json-escaped"])
+def test_a_long_paste_is_redacted_to_its_end_before_it_is_cut(limit: int, key: str) -> None:
+    """Issue 39, point 5: a key that starts before the cut and ends far beyond it shows no row."""
+    text = "please deploy this:\n" + "x" * (limit // 2) + "\n" + key + "\nthanks " + "y" * limit
+    shown, cut = redact_prefix(text, limit)
+    assert cut and len(shown) <= limit
+    assert not any(row[:20] in shown for row in KEY_BODY)
+
+
+@pytest.mark.parametrize("before", range(len(REDACTED) + 2))
+def test_a_cut_never_leaves_half_a_redaction_mark(before: int) -> None:
+    token = "ghp_" + "A1b2C3d4E5" * 4
+    shown, cut = redact_prefix("x" * (100 - before) + token + " and more text after it", 100)
+    assert cut and len(shown) <= 100
+    assert "[" not in shown.replace(REDACTED, "")
 
 
 @pytest.mark.parametrize(
