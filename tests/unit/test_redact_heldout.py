@@ -8,7 +8,7 @@ row, still in the output) and at most 3 % of the near misses may change at all.
 import pytest
 
 from blackboard.redact import redact
-from redaction_heldout import (
+from heldout_corpus import (
     ALL_SECRETS,
     LEAK_RUN,
     NEAR_MISS,
@@ -30,7 +30,8 @@ def scores() -> dict[str, Score]:
 
 
 def verdict(scores: dict[str, Score], group: str) -> str:
-    return f"\n{table(scores, 'held-out corpus, blackboard.redact:')}\n\n{group} got wrong:\n{failures_listed(scores[group])}"
+    figures = table(scores, "held-out corpus, blackboard.redact:")
+    return f"\n{figures}\n\n{group} got wrong:\n{failures_listed(scores[group])}"
 
 
 @pytest.mark.parametrize("family", SECRET_FAMILIES)
