@@ -5,11 +5,16 @@ family and overall, at most 5 % of the secrets may leak (the secret, or 8 of its
 row, still in the output) and at most 3 % of the near misses may change at all.
 """
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from blackboard.redact import redact
 from heldout_corpus import (
     ALL_SECRETS,
+    CORPUS,
     LEAK_RUN,
     NEAR_MISS,
     Score,
@@ -64,6 +69,14 @@ def test_each_secret_is_in_its_text_and_nowhere_else() -> None:
         if r.secret is not None and (r.secret not in r.text or leaks(r.secret, r.text.replace(r.secret, "\0")))
     ]
     assert misplaced == []
+
+
+def test_the_corpus_is_what_its_generator_writes(tmp_path: Path) -> None:
+    """The records are edited through generate.py only, so every value stays drawn from its seed."""
+    subprocess.run([sys.executable, str(CORPUS / "generate.py"), str(tmp_path)], check=True, capture_output=True)
+    written = sorted(p.name for p in tmp_path.glob("*.jsonl"))
+    assert written == sorted(p.name for p in CORPUS.glob("*.jsonl"))
+    assert all((tmp_path / name).read_bytes() == (CORPUS / name).read_bytes() for name in written)
 
 
 def test_a_secret_leaks_while_any_run_of_8_of_its_characters_is_left() -> None:
