@@ -107,7 +107,8 @@ def uncommitted_among(toplevel: str, paths: list[str], environ: Mapping[str, str
     found: set[str] = set()
     for checkout, group in by_checkout.items():
         inside = [os.path.relpath(path, checkout) if checkout else path for path in group]
-        named = ["--", *inside] if len(inside) <= MAX_PATHSPECS else []
+        # a file git ignores (`.env`) is held too when named; past the bound, ignored files are not listed
+        named = ["--ignored=matching", "--", *inside] if len(inside) <= MAX_PATHSPECS else []
         output, _ = _status(os.path.join(toplevel, checkout), ["--untracked-files=all", "--no-renames", *named],
                             environ, deadline)  # fmt: skip
         if output is None:

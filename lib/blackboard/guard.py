@@ -258,11 +258,24 @@ def shell_verdict(
 
 
 def _by_checkout(effects: list[shell.Effect], own_top: str) -> dict[str, list[shell.Effect]]:
-    """The effects grouped by the checkout they happen in (a ``cd`` or ``git -C`` may leave the session's own)."""
+    """The effects grouped by the checkout they land in, each path as a path from that checkout's top.
+
+    Links are resolved: a path through a linked folder or to a linked file (``innocent.txt -> src/auth.py``),
+    a ``cwd`` given through a link, and a path that reaches another worktree (``rm ../review/a.py``) are
+    judged where the file really is. A ``cwd`` only the shell knows (``cd $DIR``) is taken as the session's own.
+    """
     grouped: dict[str, list[shell.Effect]] = {}
     for effect in effects:
-        top = checkout_of(effect.cwd) if os.path.isabs(effect.cwd) else own_top  # `cd $DIR`: taken as its own
-        grouped.setdefault(top or own_top, []).append(effect)
+        base = os.path.realpath(effect.cwd) if os.path.isabs(effect.cwd) else own_top
+        if effect.whole or not effect.paths:
+            grouped.setdefault(checkout_of(base) or own_top, []).append(effect)
+            continue
+        for written in effect.paths:
+            real = os.path.realpath(os.path.join(base, os.path.expanduser(written)))
+            top = checkout_of(real if os.path.isdir(real) else os.path.dirname(real))
+            if top is not None:
+                landed = shell.Effect(effect.kind, top, (os.path.relpath(real, top),), False, effect.words)
+                grouped.setdefault(top, []).append(landed)
     return grouped
 
 

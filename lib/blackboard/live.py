@@ -33,9 +33,9 @@ from .settings import Settings
 
 FOLD_EVERY = 16 * 1024  # about 100 records between folds: what a reader parses line by line at most
 MAX_LOG_READ = 1 << 20  # of the log past the fold, when folding has failed for long
-MAX_STATE_BYTES = 16 << 20
+MAX_STATE_BYTES = 4 << 20  # a fold of MAX_KEPT files of monorepo-length paths is about 2 MiB
 KEEP_SECONDS = 7 * 86400  # a fold forgets edits older than any edit window in use
-MAX_KEPT = 50_000  # files a fold keeps, the newest
+MAX_KEPT = 10_000  # files a fold keeps, the newest: far more than a session touches in a window
 MAX_REQUEST_CHARS = 300  # of a request kept here, cut after it was redacted whole
 DEAD_STATES = (b"Z", b"X")  # a zombie, or a process being reaped: it runs no more
 
@@ -242,7 +242,7 @@ class Presence:
                 del self.holds[key]
             return
         given = record.get("until")
-        until = float(given) if isinstance(given, (int, float)) and not isinstance(given, bool) else None
+        until = float(given) if _time(given) else None  # type: ignore[arg-type]
         for pattern in patterns:
             self.holds[(top, pattern)] = (str(record.get("reason") or ""), until, at)
 
@@ -354,19 +354,19 @@ def _read_state(path: str) -> tuple[Presence, int]:
 def _load_state(found: Presence, state: dict) -> None:
     request, head, moves, edits = state.get("request"), state.get("head"), state.get("moves"), state.get("edits")
     for top, glob, reason, until, at in list(state.get("holds") or []):
-        if isinstance(top, str) and isinstance(glob, str) and isinstance(reason, str) and type(at) in (int, float):
-            found.holds[(top, glob)] = (reason, float(until) if type(until) in (int, float) else None, float(at))
+        if isinstance(top, str) and isinstance(glob, str) and isinstance(reason, str) and _time(at):
+            found.holds[(top, glob)] = (reason, float(until) if _time(until) else None, float(at))
     if isinstance(request, str):
         found.request = request
     if isinstance(head, list) and len(head) == 3 and all(isinstance(part, str) for part in head):
         found.head = (head[0], head[1], head[2])
     for top, move in dict(moves or {}).items():
         branch, sha, at = move
-        if isinstance(branch, str) and isinstance(sha, str) and type(at) in (int, float):
+        if isinstance(branch, str) and isinstance(sha, str) and _time(at):
             found.moves[str(top)] = (branch, sha, float(at))
     for top, names in dict(edits or {}).items():
         for name, at in dict(names).items():
-            if type(at) in (int, float):
+            if _time(at):
                 found.edits[(str(top), str(name))] = float(at)
 
 
@@ -381,9 +381,14 @@ def _record(line: str) -> dict | None:
         record = json.loads(line)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(record, dict) or type(record.get("at")) not in (int, float):
+    if not isinstance(record, dict) or not _time(record.get("at")):
         return None
     return record
+
+
+def _time(value: object) -> bool:
+    """Whether ``value`` is a time in seconds a record could hold: a number float() takes, not 1e400 or NaN."""
+    return type(value) in (int, float) and -1e12 < value < 1e12  # type: ignore[operator]
 
 
 def _strings(record: dict, *keys: str) -> bool:

@@ -81,7 +81,12 @@ def git(args: list[str], cwd: str) -> Found:
     if verb in _GIT_WHOLE:
         return [(_GIT_WHOLE[verb], cwd, [], True)]
     judge = _GIT_VERBS.get(verb)
-    return [(kind, cwd, paths, whole) for kind, paths, whole in judge(rest)] if judge else []
+    # a pathspec with magic (`:/`, `:(top)`, `:!x`, `:(icase)…`) can reach any file of the checkout
+    return (
+        [(kind, cwd, paths, whole or any(p.startswith(":") for p in paths)) for kind, paths, whole in judge(rest)]
+        if judge
+        else []
+    )
 
 
 def _git_stash(rest: list[str]) -> Judged:
@@ -104,10 +109,12 @@ def _git_reset(rest: list[str]) -> Judged:
 
 
 def _looks_like_path(word: str) -> bool:
-    """A ``checkout`` operand that is a path rather than a branch: ``.``, ``./x``, ``src/auth.py``, ``*.py``."""
-    if word in (".", "..") or word.startswith(("./", "../", "/", ":")) or any(c in word for c in "*?["):
-        return True
-    return "/" in word and "." in posixpath.basename(word)
+    """A ``checkout`` operand that can only be a path: ``.``, ``./x``, ``../x``, ``/x``, ``:/``, ``*.py``.
+
+    Anything else may be a branch (``release/v1.2``, ``dependabot/npm/lodash-4.17.21``): taken as a switch,
+    which touches the whole checkout, so a restore of a path is asked about too.
+    """
+    return word in (".", "..") or word.startswith(("./", "../", "/", ":")) or any(c in word for c in "*?[")
 
 
 def _git_checkout(rest: list[str]) -> Judged:
@@ -120,7 +127,7 @@ def _git_checkout(rest: list[str]) -> Judged:
         return [("restore", after, False)]
     if not operands:  # `checkout -f` throws every change away; bare `checkout` only reports
         return [("restore", [], True)] if {"-p", "--patch", "-f", "--force"} & set(options) else []
-    if len(operands) == 1 and not _looks_like_path(operands[0]):
+    if {"-f", "--force", "-m", "--merge"} & set(options) or (len(operands) == 1 and not _looks_like_path(operands[0])):
         return [("switch", [], True)]
     return [("restore", operands, False)]
 

@@ -239,3 +239,64 @@ def test_with_no_other_live_session_a_stash_says_nothing(run_hook, project: Path
     run_hook("SessionEnd", {"session_id": "a1", "cwd": str(project), "reason": "other"}, env=a_holds[0])
     result = run_hook("PreToolUse", _bash("b2", project, "git stash && git reset --hard && rm -rf src"))
     assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+
+
+# --- what an attack on the guard found ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("git checkout -f release/v1.2", id="branch-with-a-dot-forced"),
+        pytest.param("git checkout release/v1.2", id="branch-with-a-dot"),
+        pytest.param("git checkout -- :/", id="pathspec-top"),
+        pytest.param("git restore ':(icase)SRC/AUTH.PY'", id="pathspec-icase"),
+        pytest.param("git stash push -- ':!notes.txt'", id="pathspec-exclude"),
+        pytest.param("echo x > innocent.txt", id="through-a-linked-file"),
+        pytest.param("rm lib/auth.py", id="through-a-linked-folder"),
+        pytest.param("rm {top}/../current/src/auth.py", id="absolute-through-a-link"),
+    ],
+)
+def test_forms_an_attack_found_are_asked_about(run_hook, project: Path, a_holds, command: str) -> None:
+    (project / "innocent.txt").symlink_to(project / "src" / "auth.py")
+    (project / "lib").symlink_to(project / "src")
+    (project.parent / "current").symlink_to(project)
+    result = run_hook("PreToolUse", _bash("b2", project, command.format(top=project), mode="bypassPermissions"))
+    assert _decision(result) == "deny", command
+
+
+def test_a_cwd_given_through_a_link_is_the_checkout_it_leads_to(run_hook, project: Path, a_holds) -> None:
+    (project.parent / "current").symlink_to(project)
+    result = run_hook("PreToolUse", _bash("b2", project.parent / "current", "sed -i s/a/b/ src/auth.py"))
+    assert _decision(result) == "ask"
+
+
+def test_a_write_that_reaches_another_worktree_is_judged_there(
+    run_hook, project: Path, a_holds, claudes: Start
+) -> None:
+    _git(project, "worktree", "add", "-q", str(project.parent / "review"), "-b", "review")
+    review = project.parent / "review"
+    env = {"CLAUDE_PID": str(claudes().pid)}
+    assert run_hook("SessionStart", start_payload("c3", review), env=env).returncode == 0
+    (review / "notes.txt").write_text("c3 was here\n")
+    run_hook("PostToolUse", _edit("c3", review, review / "notes.txt", "PostToolUse"), env=env)
+    for command in ("rm ../review/notes.txt", f"cp /dev/null {review}/notes.txt", "cd .. && rm -rf review"):
+        assert _decision(run_hook("PreToolUse", _bash("b2", project, command))) == "ask", command
+
+
+def test_a_file_git_ignores_is_held_too(run_hook, project: Path, a_holds) -> None:
+    (project / ".gitignore").write_text(".env\n")
+    (project / ".env").write_text("TOKEN=1\n")
+    run_hook("PostToolUse", _edit("a1", project, project / ".env", "PostToolUse"), env=a_holds[0])
+    assert _decision(run_hook("PreToolUse", _bash("b2", project, "rm .env"))) == "ask"
+
+
+def test_a_hand_written_record_with_a_huge_number_does_not_switch_the_guard_off(
+    run_hook, project: Path, root: Path, a_holds
+) -> None:
+    live_file = next(root.glob("*/*/.blackboard/sessions/a1/_live.jsonl"))
+    with live_file.open("a") as handle:
+        handle.write('{"kind": "hold", "top": "/x", "patterns": ["*"], "until": 1' + "0" * 400 + ', "at": 1}\n')
+        handle.write('{"kind": "edit", "top": "/x", "path": "y", "at": 1' + "0" * 400 + "}\n")
+    result = run_hook("PreToolUse", _bash("b2", project, "git stash"))
+    assert _decision(result) == "ask"

@@ -50,7 +50,16 @@ GIT = [
     pytest.param("git checkout main --", [whole("switch")], id="checkout-branch-dashdash"),
     pytest.param("git checkout -- src/a.py b.py", [paths("restore", "src/a.py", "b.py")], id="checkout-paths"),
     pytest.param("git checkout .", [paths("restore", ".")], id="checkout-dot"),
-    pytest.param("git checkout src/auth.py", [paths("restore", "src/auth.py")], id="checkout-one-path"),
+    # one operand may be a branch as well as a path (`release/v1.2`): a switch, the whole checkout at stake
+    pytest.param("git checkout src/auth.py", [whole("switch")], id="checkout-one-path-or-branch"),
+    pytest.param("git checkout release/v1.2", [whole("switch")], id="checkout-branch-with-a-dot"),
+    pytest.param("git checkout -f release/v1.2", [whole("switch")], id="checkout-force"),
+    pytest.param("git checkout ./src/auth.py", [paths("restore", "./src/auth.py")], id="checkout-one-path"),
+    pytest.param("git checkout -- :/", [("restore", CWD, (":/",), True)], id="checkout-pathspec-top"),
+    pytest.param(
+        "git restore ':(icase)SRC/AUTH.PY'", [("restore", CWD, (":(icase)SRC/AUTH.PY",), True)], id="restore-magic"
+    ),
+    pytest.param("git stash push -- ':!x'", [("stash", CWD, (":!x",), True)], id="stash-exclude-magic"),
     pytest.param("git checkout HEAD~1 -- f.py", [paths("restore", "f.py")], id="checkout-rev-paths"),
     pytest.param("git checkout main a.py", [paths("restore", "main", "a.py")], id="checkout-rev-path"),
     pytest.param("git checkout -p", [whole("restore")], id="checkout-patch"),
