@@ -59,15 +59,15 @@ def handoff_text(
     digest = session_digest(resolver, meta, settings, final) if settings.digest else Digest()
     top = _checkout(resolver, meta)
     changes = _changes(top, meta, settings.environ, git_by) if settings.digest and final else None
-    own = own_session_ledger(resolver, meta, state, settings)
     latest = handoff.read_handoff(resolver.latest_handoff_path())
-    ledger = merge(own, Ledger.from_fields(latest[0]) if latest else Ledger([], []))
+    before = Ledger.from_fields(latest[0]) if latest else Ledger([], [])
+    ledger = merge(own_session_ledger(resolver, meta, state, settings), before)
     fields = handoff_fields(meta, 0, len(state.done), state.note_count, ledger.claimed)
     if final:  # what other live sessions did is theirs: their files, and whether this one did anything at all
         presence, others = _presences(resolver, session_id, settings)
         if changes is not None and top is not None:
             changes.split(_own_files(digest, presence, top), _files_in(others, top))
-        if did_nothing(state, own, digest, presence, changes, bool(others)):
+        if did_nothing(state, _same_work(ledger, before), digest, presence, changes, bool(others)):
             fields["nothing_done"] = True  # the latest handoff stays as it is (handoff.publish_latest)
     fields.update(ledger.to_fields())
     if handoff.fit_open_work(fields):  # thousands of items: the oldest counted, not kept
@@ -182,11 +182,12 @@ def _files_in(others: dict[str, Presence], top: str) -> dict[str, dict[str, floa
 
 
 def did_nothing(
-    state: BoardState, own: Ledger, digest: Digest, presence: Presence, changes: Changes | None, others: bool
+    state: BoardState, same_work: bool, digest: Digest, presence: Presence, changes: Changes | None, others: bool
 ) -> bool:
     """Whether a session did nothing another session would continue from (docs/adr/0034-handoffs-with-parallel-
-    sessions.md): no edit, no board entry, no task of its own (board or Claude Code's), no commit or other move
-    of its checkout's HEAD. Requests and answers alone are nothing.
+    sessions.md): no edit, no board entry, no commit or other move of its checkout's HEAD, and the open work it
+    leaves is the latest handoff's (``same_work``: it opened, closed and claimed nothing, on its board or in
+    Claude Code's list). Requests and answers alone are nothing.
 
     Commits since its start are its own when it moved HEAD itself, or when no other session is live to have
     made them.
@@ -194,8 +195,19 @@ def did_nothing(
     board = state.open or state.done or state.context or state.notes or state.note_count or state.problems
     edits = digest.edits or digest.unnamed_edits or presence.edits
     commits = presence.moves or (changes is not None and changes.commits and not others)
-    tasks = own.open or own.closed or own.unread_files
-    return not (board or edits or commits or tasks)
+    return same_work and not (board or edits or commits)
+
+
+def _same_work(ledger: Ledger, latest: Ledger) -> bool:
+    """Whether ``ledger`` says of open work what the latest handoff's says: the same items, claims and closings.
+
+    Then skipping the handoff loses nothing of the ledger (docs/adr/0022-open-work-ledger.md).
+    """
+
+    def said(found: Ledger) -> tuple[set[tuple[str, str, str]], set[str], dict[str, int]]:
+        return {(i.key, i.status, i.by) for i in found.open}, set(found.closed), found.unread_files
+
+    return said(ledger) == said(latest)
 
 
 def own_session_ledger(resolver: PathResolver, meta: Meta, state: BoardState, settings: Settings) -> Ledger:

@@ -246,7 +246,8 @@ def test_a_legacy_file_stamped_2999_is_newer_only_until_a_real_session_ends(reso
     seeded, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert seeded["session_id"] == "legacy"  # a hostile id from a legacy file is not taken as one
 
-    session.start(resolver, "real", "startup", {}, settings_now())
+    board = session.start(resolver, "real", "startup", {}, settings_now()).board_dir
+    entries.append(_file(board, "notes"), "n", {"author": "main"}, "the legacy notes are read")  # it did something
     session.end(resolver, "real", "other", settings_now())
 
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
