@@ -295,7 +295,7 @@ def publish_latest(resolver: PathResolver, *texts: str) -> bool:
 
     An older handoff arriving late is kept reachable: its id joins the newer one's
     ``previous_sessions``. A session that did nothing (``nothing_done``) replaces only a latest
-    that did nothing too, and joins no chain (docs/adr/0034-handoffs-with-parallel-sessions.md).
+    that did nothing too (or is unreadable), and joins no chain (docs/adr/0034-handoffs-with-parallel-sessions.md).
     The file is written once, however many texts, and not at all when only such handoffs came.
     Returns True when the last of ``texts`` became the latest.
     """
@@ -309,7 +309,7 @@ def publish_latest(resolver: PathResolver, *texts: str) -> bool:
         became = changed = False
         for text in texts:
             fields, body = _arriving(text)
-            if current is not None and did_nothing(fields) and not did_nothing(current[0]):
+            if current is not None and did_nothing(fields) and _holds_work(current[0]):
                 became = False  # what it carries is the latest's already: it took its ledger from it
                 continue
             changed = True
@@ -335,6 +335,12 @@ def publish_latest(resolver: PathResolver, *texts: str) -> bool:
 def did_nothing(fields: Mapping[str, object]) -> bool:
     """Whether a handoff's session did nothing another would continue from (``summary.did_nothing``)."""
     return fields.get("nothing_done") is True
+
+
+def _holds_work(fields: Mapping[str, object]) -> bool:
+    """Whether the latest handoff is one a session that did nothing must leave in place: a session's that did
+    something (a legacy seed's included), not one whose front matter cannot be read."""
+    return is_session_id(fields.get("session_id")) and not did_nothing(fields)
 
 
 def _arriving(text: str) -> tuple[dict[str, object], str]:
