@@ -466,3 +466,51 @@ def test_every_open_item_of_a_handoff_is_redacted_whoever_wrote_it(resolver: Pat
     assert [item["key"] for item in fields["open_work"]] == ["s1/cc1", "s1/t1", "s0/t1"]
     assert token[:8] not in built
     assert "[REDACTED]" in fields["open_work"][2]["text"] and "[REDACTED]" in fields["open_work"][2]["by"]
+
+
+# --- a session that did nothing (issue 38, point 5; docs/adr/0034-handoffs-with-parallel-sessions.md) -----------
+
+
+def _offer(resolver: PathResolver, session_id: str, ended: str, quiet: bool = False) -> bool:
+    fields: dict[str, object] = {"session_id": session_id, "status": "ended", "ended": ended}
+    if quiet:
+        fields["nothing_done"] = True
+    text = handoff.dump_front_matter(fields) + f"\nbody of {session_id}\n"
+    handoff.write_session_handoff(resolver, session_id, text)
+    return handoff.publish_latest(resolver, text)
+
+
+def test_a_handoff_of_a_session_that_did_nothing_leaves_the_latest_untouched(resolver: PathResolver) -> None:
+    assert _offer(resolver, "worked", "2026-11-22T10:00:01Z")
+    before = Path(resolver.latest_handoff_path()).read_bytes()
+
+    assert not _offer(resolver, "quiet", "2026-11-22T10:00:05Z", quiet=True)
+
+    assert Path(resolver.latest_handoff_path()).read_bytes() == before  # not rewritten, not chained
+    assert _offer(resolver, "next", "2026-11-22T10:00:09Z")
+    fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert (fields["session_id"], fields["previous_sessions"]) == ("next", ["worked"])
+
+
+def test_a_session_that_did_nothing_is_the_latest_where_there_is_none_or_none_that_did_something(
+    resolver: PathResolver,
+) -> None:
+    assert _offer(resolver, "first", "2026-11-22T10:00:01Z", quiet=True)
+    assert _offer(resolver, "second", "2026-11-22T10:00:05Z", quiet=True)
+    Path(resolver.latest_handoff_path()).write_text("---\nnot: [front matter\n---\nunreadable\n")
+    assert _offer(resolver, "third", "2026-11-22T10:00:09Z", quiet=True)
+
+
+def test_the_next_sync_round_publishes_a_real_handoff_past_a_newer_one_of_a_session_that_did_nothing(
+    resolver: PathResolver,
+) -> None:
+    _offer(resolver, "old", "2026-11-22T10:00:01Z")
+    fields = {"session_id": "killed", "status": "ended", "ended": "2026-11-22T10:00:05Z"}
+    handoff.write_session_handoff(resolver, "killed", handoff.dump_front_matter(fields) + "\nbody\n")  # never published
+    _offer(resolver, "quiet", "2026-11-22T10:00:09Z", quiet=True)
+    os.utime(resolver.latest_handoff_path(), (time.time() - 60, time.time() - 60))
+
+    assert handoff.publish_newest(resolver)
+
+    latest, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert latest["session_id"] == "killed"
