@@ -124,8 +124,16 @@ def _yaml_safe(text: str) -> str:
 
 def _fewer_files(fields: dict[str, object]) -> None:
     changed = fields.get("changed")
-    if isinstance(changed, dict) and isinstance(changed.get("files"), list):
-        fields["changed"] = {**changed, "files": changed["files"][:10]}
+    if not isinstance(changed, dict):
+        return
+    changed = fields["changed"] = dict(changed)
+    if isinstance(changed.get("files"), list):
+        changed["files"] = changed["files"][:10]
+    others = changed.get("uncommitted_others")
+    if isinstance(others, list):  # each other live session's count, not its files
+        changed["uncommitted_others"] = [
+            {k: v for k, v in o.items() if k != "paths"} if isinstance(o, dict) else o for o in others
+        ]
 
 
 def _no_latest_requests(fields: dict[str, object]) -> None:

@@ -44,6 +44,7 @@ LEDGER_TASK_BYTES = 4 * 1024 * 1024
 MAX_PROMPT_SHOWN = 500
 MAX_MESSAGE_SHOWN = 1500
 MAX_OTHERS_PATHS = 10  # of another live session's uncommitted files, the ones a handoff names
+MAX_OTHERS_NAMED = 5  # other live sessions whose uncommitted files a handoff's body names; the rest are counted
 
 
 def handoff_text(
@@ -300,7 +301,7 @@ def digest_fields(digest: Digest, changes: Changes | None) -> dict[str, object]:
         changed.update(more_commits=changes.more_commits, uncommitted=changes.uncommitted, problem=changes.problem)
         if changes.others:  # counted apart from ``uncommitted``: files another live session edited
             changed["uncommitted_others"] = [
-                {"session": session, "files": len(paths), "paths": paths[:MAX_OTHERS_PATHS]}
+                {"session": session, "files": len(paths), "paths": [_cut(p, 200) for p in paths[:MAX_OTHERS_PATHS]]}
                 for session, paths in changes.others.items()
             ]
     stopped = _cut(digest.last_message, MAX_MESSAGE_SHOWN)
@@ -359,13 +360,18 @@ def uncommitted_line(own: int, others: dict[str, list[str]]) -> str:
     files = f"{own} file{'' if own == 1 else 's'} left uncommitted"
     if not others:
         return f"{files} (git status)"
+    named = list(others.items())[:MAX_OTHERS_NAMED]
     theirs = [
         f"{len(paths)} more {'is' if len(paths) == 1 else 'are'} live session {inline(session[:8])}'s ("
         + ", ".join(f"`{inline(path, 200)}`" for path in paths[:MAX_OTHERS_PATHS])
         + (", …" if len(paths) > MAX_OTHERS_PATHS else "")
         + ")"
-        for session, paths in others.items()
+        for session, paths in named
     ]
+    rest = [paths for _, paths in list(others.items())[MAX_OTHERS_NAMED:]]
+    if rest:
+        count = sum(len(paths) for paths in rest)
+        theirs.append(f"{count} more are {len(rest)} other live sessions' (`blackboard who` names them)")
     return f"{files} by this session (git status); " + "; ".join(theirs)
 
 

@@ -514,3 +514,23 @@ def test_the_next_sync_round_publishes_a_real_handoff_past_a_newer_one_of_a_sess
 
     latest, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert latest["session_id"] == "killed"
+
+
+def test_a_handoff_names_a_few_other_live_sessions_files_and_counts_the_rest() -> None:
+    from blackboard.changes import Changes
+
+    found = Changes(uncommitted_paths=[f"src/m{n}.py" for n in range(40)] + ["mine.py"])
+    found.split({"mine.py"}, {f"live-{n:02d}": {f"src/m{n * 5 + k}.py": 1.0 for k in range(5)} for n in range(8)})
+    line = summary.uncommitted_line(found.uncommitted or 0, found.others)
+    assert line.startswith("1 file left uncommitted by this session (git status); 5 more are live session live-00's")
+    assert line.endswith("; 15 more are 3 other live sessions' (`blackboard who` names them)")
+    fields = summary.digest_fields(summary.Digest(), found)
+    assert [o["files"] for o in fields["changed"]["uncommitted_others"]] == [5] * 8  # type: ignore[index]
+
+
+def test_a_front_matter_over_its_budget_keeps_each_other_sessions_count_not_its_files() -> None:
+    others = [{"session": f"s{n}", "files": 10, "paths": ["d/" * 100 + f"{k}.py" for k in range(10)]} for n in range(30)]
+    text = handoff.dump_front_matter({"session_id": "s1", "changed": {"uncommitted": 1, "uncommitted_others": others}})
+    fields, _ = handoff.split_front_matter(text)
+    assert len(text.encode()) <= handoff.FRONT_MATTER_BYTES
+    assert fields["changed"]["uncommitted_others"][29] == {"session": "s29", "files": 10}  # type: ignore[index]
