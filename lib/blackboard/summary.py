@@ -18,9 +18,9 @@ from .clock import epoch_seconds, format_utc
 from .digest import MAX_NAMED_FILES, Digest, read_digest
 from .entries import Entry, read_tail_entries
 from .gitinfo import find_git
-from .live import Liveness, Presence, read_presence
 from .handoff import FRONT_MATTER_BYTES, MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
 from .ledger import MAX_TEXT, Item, Ledger, board_key, clip, is_key, merge
+from .live import Liveness, Presence, read_presence
 from .meta import Meta
 from .paths import PathResolver
 from .redact import redact, redact_prefix
@@ -65,10 +65,10 @@ def handoff_text(
     ledger = merge(own_session_ledger(resolver, meta, state, settings), before)
     fields = handoff_fields(meta, 0, len(state.done), state.note_count, ledger.claimed)
     if final:  # what other live sessions did is theirs: their files, and whether this one did anything at all
-        presence, others = _presences(resolver, session_id, settings)
+        presence, live_others = _presences(resolver, session_id, settings)
         if changes is not None and top is not None:
-            changes.split(_own_files(digest, presence, top), _files_in(others, top))
-        if did_nothing(state, _same_work(ledger, before), digest, presence, changes, bool(others)):
+            changes.split(_own_files(digest, presence, top), _files_in(live_others, top))
+        if did_nothing(state, _same_work(ledger, before), digest, presence, changes, bool(live_others)):
             fields["nothing_done"] = True  # the latest handoff stays as it is (handoff.publish_latest)
     fields.update(ledger.to_fields())
     if handoff.fit_open_work(fields):  # thousands of items: the oldest counted, not kept

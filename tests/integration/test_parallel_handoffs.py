@@ -119,7 +119,9 @@ def handoff(root: Path, name: str) -> tuple[dict, str]:
     return split_front_matter(text)
 
 
-def test_a_session_that_did_nothing_leaves_the_latest_handoff_as_it_was(session, a_at_work: Session, root: Path) -> None:
+def test_a_session_that_did_nothing_leaves_the_latest_handoff_as_it_was(
+    session, a_at_work: Session, root: Path
+) -> None:
     before = handoff(root, "latest-handoff.md")
     who = session("c3")
     who.ask("/blackboard:who", "one other live session: a1, editing util.py")
@@ -183,7 +185,9 @@ def test_a_handoff_says_whose_uncommitted_files_are_whose(session, a_at_work: Se
     assert latest["session_id"] == "b2"
 
 
-def test_once_the_other_session_ended_its_files_count_as_left_uncommitted(session, a_at_work: Session, root: Path) -> None:
+def test_once_the_other_session_ended_its_files_count_as_left_uncommitted(
+    session, a_at_work: Session, root: Path
+) -> None:
     a_at_work.end()
     b = session("b2")
     b.ask("look around")

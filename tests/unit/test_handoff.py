@@ -529,7 +529,9 @@ def test_a_handoff_names_a_few_other_live_sessions_files_and_counts_the_rest() -
 
 
 def test_a_front_matter_over_its_budget_keeps_each_other_sessions_count_not_its_files() -> None:
-    others = [{"session": f"s{n}", "files": 10, "paths": ["d/" * 100 + f"{k}.py" for k in range(10)]} for n in range(30)]
+    others = [
+        {"session": f"s{n}", "files": 10, "paths": ["d/" * 100 + f"{k}.py" for k in range(10)]} for n in range(30)
+    ]
     text = handoff.dump_front_matter({"session_id": "s1", "changed": {"uncommitted": 1, "uncommitted_others": others}})
     fields, _ = handoff.split_front_matter(text)
     assert len(text.encode()) <= handoff.FRONT_MATTER_BYTES
