@@ -126,6 +126,7 @@ def test_a_session_that_did_nothing_leaves_the_latest_handoff_as_it_was(
     who = session("c3")
     who.ask("/blackboard:who", "one other live session: a1, editing util.py")
     who.shell("true")  # what the slash command runs changes nothing
+    a_at_work.shell("git commit -q --allow-empty -m 'checkpoint'")  # a commit while it ran: a1's, not its own
     who.end()
 
     fields, _ = handoff(root, "latest-handoff.md")
