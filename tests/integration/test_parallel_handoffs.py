@@ -106,6 +106,7 @@ def a_at_work(session, project: Path) -> Session:  # type: ignore[no-untyped-def
     earlier = session("p1")
     earlier.ask("write the README")
     earlier.edit("README.md", "widget, documented\n")
+    earlier.bb("task", "add", "write the changelog")
     git(project, "commit", "-q", "-am", "document")
     earlier.end()
     a = session("a1")
@@ -132,6 +133,7 @@ def test_a_session_that_did_nothing_leaves_the_latest_handoff_as_it_was(
     fields, _ = handoff(root, "latest-handoff.md")
     assert fields["session_id"] == "p1"
     assert handoff(root, "latest-handoff.md") == before  # not even rewritten
+    assert [item["key"] for item in fields["open_work"]] == ["p1/t1"]  # the open work it carries, whole
     own, body = handoff(root, "handoff-c3.md")  # its own handoff is still written
     assert own["nothing_done"] is True and own["status"] == "ended"
     assert "/blackboard:who" in body
@@ -143,6 +145,10 @@ def _claude_code_task(s: "Session", home: Path) -> None:
     (folder / "1.json").write_text(json.dumps({"id": "1", "subject": "ship it", "status": "pending"}))
 
 
+def _close_carried(s: "Session", home: Path) -> None:
+    s.bb("task", "done", "p1/t1")
+
+
 @pytest.mark.parametrize(
     "work",
     [
@@ -150,6 +156,7 @@ def _claude_code_task(s: "Session", home: Path) -> None:
         pytest.param(lambda s, home: s.bb("note", "the parser is LL(1)"), id="a-note"),
         pytest.param(lambda s, home: s.bb("task", "add", "write the lexer"), id="a-task"),
         pytest.param(lambda s, home: s.bb("post", "api", "v2"), id="a-post"),
+        pytest.param(_close_carried, id="closing-carried-work"),
         pytest.param(lambda s, home: s.shell("git commit -q --allow-empty -m 'release 1.0'"), id="a-commit"),
         pytest.param(_claude_code_task, id="a-claude-code-task"),
     ],
@@ -168,6 +175,9 @@ def test_a_session_that_did_something_replaces_it_and_the_quiet_ones_stay_out_of
     fields, _ = handoff(root, "latest-handoff.md")
     assert fields["session_id"] == "d4" and "nothing_done" not in fields
     assert fields["previous_sessions"] == ["p1"]  # the chain names sessions that did something
+    closed = "p1/t1" in fields["closed_work"]
+    assert closed == (work is _close_carried)  # the carried task stays open until a session closes it
+    assert ("p1/t1" in [item["key"] for item in fields["open_work"]]) != closed
 
 
 def test_a_handoff_says_whose_uncommitted_files_are_whose(session, a_at_work: Session, root: Path) -> None:
