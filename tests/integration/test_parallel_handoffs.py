@@ -182,14 +182,14 @@ def test_a_session_that_did_something_replaces_it_and_the_quiet_ones_stay_out_of
 
 def test_a_handoff_says_whose_uncommitted_files_are_whose(session, a_at_work: Session, root: Path) -> None:
     b = session("b2")
-    b.ask("add a helper")
-    b.edit("helper.py", "def helper(): ...\n")
+    b.ask("add a parser")
+    b.edit("parser.py", "def parse(): ...\n")
     (a_at_work.project / "scratch.txt").write_text("no session wrote this\n")
     b.end()
 
     fields, body = handoff(root, "handoff-b2.md")
     changed = fields["changed"]
-    assert changed["uncommitted"] == 2  # its helper.py, and scratch.txt that no live session claims
+    assert changed["uncommitted"] == 2  # its parser.py, and scratch.txt that no live session claims
     assert changed["uncommitted_others"] == [{"session": "a1", "files": 1, "paths": ["util.py"]}]
     assert "- 2 files left uncommitted by this session (git status); 1 more is live session a1's (`util.py`)" in body
     latest, _ = handoff(root, "latest-handoff.md")
@@ -202,7 +202,7 @@ def test_once_the_other_session_ended_its_files_count_as_left_uncommitted(
     a_at_work.end()
     b = session("b2")
     b.ask("look around")
-    b.edit("helper.py", "def helper(): ...\n")
+    b.edit("parser.py", "def parse(): ...\n")
     b.end()
 
     fields, body = handoff(root, "handoff-b2.md")
