@@ -16,7 +16,7 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from .fsutil import link_on_the_way
 from .gitinfo import SHA, checkout_around
@@ -39,21 +39,52 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 
 class Changes:
-    """Commits made since the session started (short sha, subject) and how many files are uncommitted."""
+    """Commits made since the session started (short sha, subject) and the files left uncommitted."""
 
-    __slots__ = ("commits", "more_commits", "uncommitted", "problem")
+    __slots__ = ("commits", "more_commits", "uncommitted_paths", "problem", "others")
 
     def __init__(
         self,
         commits: list[tuple[str, str]] | None = None,
         more_commits: bool = False,
-        uncommitted: int | None = None,
+        uncommitted_paths: list[str] | None = None,
         problem: str | None = None,
     ) -> None:
         self.commits = commits or []
         self.more_commits = more_commits
-        self.uncommitted = uncommitted  # None: git could not tell
+        self.uncommitted_paths = uncommitted_paths  # as ``git status`` names them; None: git could not tell
         self.problem = problem
+        self.others: dict[str, list[str]] = {}  # another live session -> the uncommitted files it edited (``split``)
+
+    @property
+    def uncommitted(self) -> int | None:
+        """How many uncommitted files are this session's, or no live session's; None when git could not tell."""
+        if self.uncommitted_paths is None:
+            return None
+        return len(self.uncommitted_paths) - sum(len(paths) for paths in self.others.values())
+
+    def split(self, own: Collection[str], others: Mapping[str, Mapping[str, float]]) -> None:
+        """Say which uncommitted files are another live session's (``others``: its id -> the files it edited, each
+        with when). A file is this session's when it edited it (``own``) or no other did; else it is the one's
+        that edited it last. A folder git lists whole (new, untracked) is a file edited in it."""
+        self.others = {}
+        mine = dict.fromkeys(own, 0.0)
+        for path in self.uncommitted_paths or []:
+            if _last_edit(mine, path) is not None:
+                continue
+            edits = [(_last_edit(files, path), session) for session, files in others.items()]
+            found = [(at, session) for at, session in edits if at is not None]
+            if found:
+                self.others.setdefault(max(found)[1], []).append(path)
+
+
+def _last_edit(files: Mapping[str, float], path: str) -> float | None:
+    """When ``path`` (or, for a folder ``dir/``, a file in it) was last edited among ``files``; None if never."""
+    if path in files:
+        return files[path]
+    if not path.endswith("/"):
+        return None
+    return max((at for name, at in files.items() if name.startswith(path)), default=None)
 
 
 def since(
@@ -88,10 +119,10 @@ def _commits(
     return commits[:MAX_COMMITS], len(commits) > MAX_COMMITS, None
 
 
-def _uncommitted(toplevel: str, environ: Mapping[str, str], deadline: float) -> tuple[int | None, str | None]:
-    """How many files ``git status`` lists, with every filter driver turned off (a clean filter is a program)."""
+def _uncommitted(toplevel: str, environ: Mapping[str, str], deadline: float) -> tuple[list[str] | None, str | None]:
+    """The files ``git status`` lists, with every filter driver turned off (a clean filter is a program)."""
     output, problem = _status(toplevel, ["--ignore-submodules=all"], environ, deadline)
-    return (None, problem) if output is None else (count_status_entries(output), None)
+    return (None, problem) if output is None else (status_paths(output), None)
 
 
 MAX_PATHSPECS = 64  # past this many files, git lists every change and the answer is picked from it
@@ -150,16 +181,17 @@ def _status(
     return run_git(toplevel, ["status", "--porcelain=v1", "-z", *args], environ, deadline, config=off)
 
 
-def count_status_entries(output: str) -> int:
-    """The files ``git status --porcelain=v1 -z`` lists; a rename or copy is followed by its old path, not counted."""
-    entries, count, i = output.split("\0"), 0, 0
+def status_paths(output: str) -> list[str]:
+    """The files ``git status --porcelain=v1 -z`` lists, from the checkout's top; a rename or copy is followed by
+    its old path, not listed. A new folder git does not look into is listed as ``dir/``."""
+    entries, paths, i = output.split("\0"), [], 0
     while i < len(entries):
         if entries[i]:
-            count += 1
+            paths.append(entries[i][3:])
             i += 1 if "R" not in entries[i][:2] and "C" not in entries[i][:2] else 2
         else:
             i += 1
-    return count
+    return paths
 
 
 def _filter_drivers(toplevel: str, environ: Mapping[str, str], deadline: float) -> tuple[set[str] | None, str | None]:

@@ -125,8 +125,16 @@ def _yaml_safe(text: str) -> str:
 
 def _fewer_files(fields: dict[str, object]) -> None:
     changed = fields.get("changed")
-    if isinstance(changed, dict) and isinstance(changed.get("files"), list):
-        fields["changed"] = {**changed, "files": changed["files"][:10]}
+    if not isinstance(changed, dict):
+        return
+    changed = fields["changed"] = dict(changed)
+    if isinstance(changed.get("files"), list):
+        changed["files"] = changed["files"][:10]
+    others = changed.get("uncommitted_others")
+    if isinstance(others, list):  # each other live session's count, not its files
+        changed["uncommitted_others"] = [
+            {k: v for k, v in o.items() if k != "paths"} if isinstance(o, dict) else o for o in others
+        ]
 
 
 def _no_latest_requests(fields: dict[str, object]) -> None:
@@ -295,8 +303,10 @@ def publish_latest(resolver: PathResolver, *texts: str) -> bool:
     """Make each of ``texts`` in turn (oldest first) the project's ``latest-handoff.md`` unless a newer one is there.
 
     An older handoff arriving late is kept reachable: its id joins the newer one's
-    ``previous_sessions``. The file is written once, however many texts. Returns True when
-    the last of ``texts`` became the latest.
+    ``previous_sessions``. A session that did nothing (``nothing_done``) replaces only a latest
+    that did nothing too (or is unreadable), and joins no chain (docs/adr/0034-handoffs-with-parallel-sessions.md).
+    The file is written once, however many texts, and not at all when only such handoffs came.
+    Returns True when the last of ``texts`` became the latest.
     """
     path = resolver.latest_handoff_path()
     refuse_links(resolver.root, resolver.get_handoff_dir())
@@ -305,9 +315,13 @@ def publish_latest(resolver: PathResolver, *texts: str) -> bool:
         current = read_handoff(path)
         if current is not None and "published" not in current[0]:  # written before this field existed
             current[0]["published"] = _written_at(path)
-        became = False
+        became = changed = False
         for text in texts:
             fields, body = _arriving(text)
+            if current is not None and did_nothing(fields) and _holds_work(current[0]):
+                became = False  # what it carries is the latest's already: it took its ledger from it
+                continue
+            changed = True
             if current is None or order(fields) >= order(current[0]):
                 became = True
                 older = current[0] if current else {}
@@ -322,9 +336,20 @@ def publish_latest(resolver: PathResolver, *texts: str) -> bool:
                 ledger = merge(Ledger.from_fields(newer), Ledger.from_fields(fields))
                 published = _with_ledger(newer, newer_body, ledger)
             current = split_front_matter(published)
-        if texts:
+        if changed:
             atomic_write(path, published)
         return became
+
+
+def did_nothing(fields: Mapping[str, object]) -> bool:
+    """Whether a handoff's session did nothing another would continue from (``summary.did_nothing``)."""
+    return fields.get("nothing_done") is True
+
+
+def _holds_work(fields: Mapping[str, object]) -> bool:
+    """Whether the latest handoff is one a session that did nothing must leave in place: a session's that did
+    something (a legacy seed's included), not one whose front matter cannot be read."""
+    return is_session_id(fields.get("session_id")) and not did_nothing(fields)
 
 
 def _arriving(text: str) -> tuple[dict[str, object], str]:
@@ -437,8 +462,8 @@ def _finished_since(
         # ahead (within the hour the clock check allows) must not outrank sessions that end later
         claimed = epoch_seconds(str(fields.get("published") or ""))  # a remote's own claim counts no later
         fields["published"] = format_utc(arrived if claimed is None else min(claimed, arrived))
-        if fields.get("session_id") != session_id or fields.get("status") not in FINISHED:
-            continue  # an active session's draft is no one's handoff yet
+        if fields.get("session_id") != session_id or fields.get("status") not in FINISHED or did_nothing(fields):
+            continue  # an active session's draft is no one's handoff yet; one that did nothing is no one's latest
         finished.append((order(fields), text))
     return finished
 

@@ -111,7 +111,7 @@ def _create(
     if head:
         meta["start_head"] = head  # what changed is counted from here (summary.handoff_text)
     _record_process(meta, settings.claude_pid)
-    meta["claude_dir"] = settings.claude_dir  # where its Claude Code keeps its task list (summary.session_ledger)
+    meta["claude_dir"] = settings.claude_dir  # where its Claude Code keeps its task list (summary.own_session_ledger)
     write_meta(resolver.meta_path(session_id), meta)
 
 

@@ -20,6 +20,7 @@ from .entries import Entry, read_tail_entries
 from .gitinfo import find_git
 from .handoff import FRONT_MATTER_BYTES, MAX_HANDOFF_BYTES, dump_front_matter, handoff_fields
 from .ledger import MAX_TEXT, Item, Ledger, board_key, clip, is_key, merge
+from .live import Liveness, Presence, read_presence
 from .meta import Meta
 from .paths import PathResolver
 from .redact import redact, redact_prefix
@@ -42,6 +43,8 @@ ASKED, STOPPED, CHANGED = "What was asked", "Where it stopped", "What changed"
 LEDGER_TASK_BYTES = 4 * 1024 * 1024
 MAX_PROMPT_SHOWN = 500
 MAX_MESSAGE_SHOWN = 1500
+MAX_OTHERS_PATHS = 10  # of another live session's uncommitted files, the ones a handoff names
+MAX_OTHERS_NAMED = 5  # other live sessions whose uncommitted files a handoff's body names; the rest are counted
 
 
 def handoff_text(
@@ -55,9 +58,18 @@ def handoff_text(
     session_id = meta["session_id"]
     state = board_state(resolver, session_id)
     digest = session_digest(resolver, meta, settings, final) if settings.digest else Digest()
-    changes = _changes(resolver, meta, settings.environ, git_by) if settings.digest and final else None
-    ledger = session_ledger(resolver, meta, state, settings)
+    top = _checkout(resolver, meta)
+    changes = _changes(top, meta, settings.environ, git_by) if settings.digest and final else None
+    latest = handoff.read_handoff(resolver.latest_handoff_path())
+    before = Ledger.from_fields(latest[0]) if latest else Ledger([], [])
+    ledger = merge(own_session_ledger(resolver, meta, state, settings), before)
     fields = handoff_fields(meta, 0, len(state.done), state.note_count, ledger.claimed)
+    if final:  # what other live sessions did is theirs: their files, and whether this one did anything at all
+        presence, live_others = _presences(resolver, session_id, settings)
+        if changes is not None and top is not None:
+            changes.split(_own_files(digest, presence, top), _files_in(live_others, top))
+        if did_nothing(state, _same_work(ledger, before), digest, presence, changes, bool(live_others)):
+            fields["nothing_done"] = True  # the latest handoff stays as it is (handoff.publish_latest)
     fields.update(ledger.to_fields())
     if handoff.fit_open_work(fields):  # thousands of items: the oldest counted, not kept
         ledger = Ledger.from_fields(fields)
@@ -122,8 +134,8 @@ def session_digest(resolver: PathResolver, meta: Meta, settings: Settings, final
     return digest
 
 
-def _changes(resolver: PathResolver, meta: Meta, environ: Mapping[str, str], git_by: float | None) -> Changes:
-    """Git's word on the checkout the session ran in: the one around its ``cwd``, else the resolver's.
+def _checkout(resolver: PathResolver, meta: Meta) -> str | None:
+    """The checkout the session ran in, links resolved: the one around its ``cwd``, else the resolver's.
 
     A recovery runs in another session, which may be in another clone of the same project.
     """
@@ -135,13 +147,72 @@ def _changes(resolver: PathResolver, meta: Meta, environ: Mapping[str, str], git
         except ValueError:  # a NUL or a lone surrogate: no path the system can take
             found = None
     toplevel = found.toplevel if found else resolver.project.toplevel
+    return os.path.realpath(toplevel) if toplevel else None  # as live sessions name their checkouts (``live.locate``)
+
+
+def _changes(toplevel: str | None, meta: Meta, environ: Mapping[str, str], git_by: float | None) -> Changes:
+    """Git's word on the session's checkout ``toplevel``: commits since the session's start, files uncommitted."""
     start, started = meta.get("start_head"), meta.get("started")
     started_at = format_utc(epoch_seconds(started) or time.time())  # a date git reads, whatever the file said
     return since(toplevel, start if isinstance(start, str) else None, started_at, environ, git_by)
 
 
-def session_ledger(resolver: PathResolver, meta: Meta, state: BoardState, settings: Settings) -> Ledger:
-    """The session's open work folded into the project's (the latest handoff's ledger).
+def _presences(resolver: PathResolver, session_id: str, settings: Settings) -> tuple[Presence, dict[str, Presence]]:
+    """What the session recorded itself (``_live.jsonl``), and what each other live session of the project edited
+    within the edit window (all it edited, with the guard off)."""
+    since = time.time() - settings.edit_window if settings.edit_window > 0 else 0.0
+    others = {
+        meta["session_id"]: read_presence(resolver.live_path(meta["session_id"]), since)
+        for meta in Liveness(resolver, settings).others(exclude=session_id)
+    }
+    return read_presence(resolver.live_path(session_id)), others
+
+
+def _own_files(digest: Digest, presence: Presence, top: str) -> set[str]:
+    """The files of checkout ``top`` the session edited: its edit tools' and the shell writes its hooks saw."""
+    recorded = {path for where, path in presence.edits if where == top}
+    return recorded | {path for path in digest.edits if not os.path.isabs(path)}
+
+
+def _files_in(others: dict[str, Presence], top: str) -> dict[str, dict[str, float]]:
+    """Each other session's files edited in checkout ``top``, with when."""
+    return {
+        session: {path: at for (where, path), at in presence.edits.items() if where == top}
+        for session, presence in others.items()
+    }
+
+
+def did_nothing(
+    state: BoardState, same_work: bool, digest: Digest, presence: Presence, changes: Changes | None, others: bool
+) -> bool:
+    """Whether a session did nothing another session would continue from (docs/adr/0034-handoffs-with-parallel-
+    sessions.md): no edit, no board entry, no commit or other move of its checkout's HEAD, and the open work it
+    leaves is the latest handoff's (``same_work``: it opened, closed and claimed nothing, on its board or in
+    Claude Code's list). Requests and answers alone are nothing.
+
+    Commits since its start are its own when it moved HEAD itself, or when no other session is live to have
+    made them.
+    """
+    board = state.open or state.done or state.context or state.notes or state.note_count or state.problems
+    edits = digest.edits or digest.unnamed_edits or presence.edits
+    commits = presence.moves or (changes is not None and changes.commits and not others)
+    return same_work and not (board or edits or commits)
+
+
+def _same_work(ledger: Ledger, latest: Ledger) -> bool:
+    """Whether ``ledger`` says of open work what the latest handoff's says: the same items, claims and closings.
+
+    Then skipping the handoff loses nothing of the ledger (docs/adr/0022-open-work-ledger.md).
+    """
+
+    def said(found: Ledger) -> tuple[set[tuple[str, str, str]], set[str], dict[str, int]]:
+        return {(i.key, i.status, i.by) for i in found.open}, set(found.closed), found.unread_files
+
+    return said(ledger) == said(latest)
+
+
+def own_session_ledger(resolver: PathResolver, meta: Meta, state: BoardState, settings: Settings) -> Ledger:
+    """The session's own open work and closings, which ``merge`` folds into the project's (the latest handoff's).
 
     What the session did not read whole (Claude Code's list: ``claude_tasks.read_tasks``) it does
     not speak for: none of those items is closed for not being listed.
@@ -172,8 +243,7 @@ def session_ledger(resolver: PathResolver, meta: Meta, state: BoardState, settin
             own.unread_files = {session_id: said.unread_files[session_id]}
     if not whole_board_read:
         state.problems.append(f"active-tasks.md: over {LEDGER_TASK_BYTES >> 20} MiB; only its last part is read")
-    latest = handoff.read_handoff(resolver.latest_handoff_path())
-    return merge(own, Ledger.from_fields(latest[0]) if latest else Ledger([], []))
+    return own
 
 
 def every_task(resolver: PathResolver, session_id: str) -> tuple[list[Entry], bool]:
@@ -229,6 +299,11 @@ def digest_fields(digest: Digest, changes: Changes | None) -> dict[str, object]:
     if changes is not None:
         changed["commits"] = [{"sha": sha, "subject": inline(redact(subject), 200)} for sha, subject in changes.commits]
         changed.update(more_commits=changes.more_commits, uncommitted=changes.uncommitted, problem=changes.problem)
+        if changes.others:  # counted apart from ``uncommitted``: files another live session edited
+            changed["uncommitted_others"] = [
+                {"session": session, "files": len(paths), "paths": [_cut(p, 200) for p in paths[:MAX_OTHERS_PATHS]]}
+                for session, paths in changes.others.items()
+            ]
     stopped = _cut(digest.last_message, MAX_MESSAGE_SHOWN)
     return {"asked": asked, "stopped": stopped, "stopped_source": digest.message_source, "changed": changed}
 
@@ -274,12 +349,30 @@ def changed_section(digest: Digest, changes: Changes | None) -> str:
     if changes.more_commits:
         lines.append(bullet(f"… and more commits (`git log {len(changes.commits)}..`)"))
     if changes.uncommitted is not None:
-        lines.append(
-            bullet(f"{changes.uncommitted} file{'' if changes.uncommitted == 1 else 's'} left uncommitted (git status)")
-        )
+        lines.append(bullet(uncommitted_line(changes.uncommitted, changes.others)))
     if changes.problem:
         lines.append(bullet(f"git: {inline(changes.problem, 120)}"))
     return section(CHANGED, lines)
+
+
+def uncommitted_line(own: int, others: dict[str, list[str]]) -> str:
+    """``2 files left uncommitted by this session (git status); 1 more is live session 5f1c8a2e's (`src/auth.py`)``."""
+    files = f"{own} file{'' if own == 1 else 's'} left uncommitted"
+    if not others:
+        return f"{files} (git status)"
+    named = list(others.items())[:MAX_OTHERS_NAMED]
+    theirs = [
+        f"{len(paths)} more {'is' if len(paths) == 1 else 'are'} live session {inline(session[:8])}'s ("
+        + ", ".join(f"`{inline(path, 200)}`" for path in paths[:MAX_OTHERS_PATHS])
+        + (", …" if len(paths) > MAX_OTHERS_PATHS else "")
+        + ")"
+        for session, paths in named
+    ]
+    rest = [paths for _, paths in list(others.items())[MAX_OTHERS_NAMED:]]
+    if rest:
+        count = sum(len(paths) for paths in rest)
+        theirs.append(f"{count} more are {len(rest)} other live sessions' (`blackboard who` names them)")
+    return f"{files} by this session (git status); " + "; ".join(theirs)
 
 
 def redact_fields(fields: dict[str, object]) -> dict[str, object]:

@@ -259,6 +259,9 @@ def test_on_the_machines_python_without_dependencies_the_lifecycle_still_works(p
     assert "old note" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
     assert (board / "_legacy" / "session-notes.md").exists()
     assert hook("stop", {"session_id": "s1", "cwd": str(project)}).stderr == b""
+    (project / "util.py").write_text("x = 2\n")  # it did something: its handoff replaces the legacy one
+    edit = {"tool_name": "Write", "tool_input": {"file_path": str(project / "util.py"), "content": "x = 2\n"}}
+    assert hook("post-tool-use", {"session_id": "s1", "cwd": str(project), **edit}).stderr == b""
     assert hook("session-end", end_payload("s1", project)).stderr == b""
     assert _meta(root, "s1")["status"] == "ended"
     assert (board / "handoff" / "latest-handoff.md").read_text().count('session_id: "s1"') == 1

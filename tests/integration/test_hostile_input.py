@@ -409,6 +409,7 @@ def test_a_corrupt_meta_of_an_ended_session_never_stops_the_next(
     assert "blackboard doctor" in _one_error_line(blackboard("show", "s1"))
     assert "# Session s2 (active)" in _ok(blackboard("show"))
     assert "the parser needs a state machine" in _ok(blackboard("handoff", "s1"))
+    _ok(blackboard("--session", "s2", "note", "the lexer too"))  # s2 did something: its handoff is the latest
 
     ended = run_hook("SessionEnd", end_payload("s2", in_project))
     assert ended.returncode == 0
@@ -505,6 +506,7 @@ def test_a_corrupt_handoff_never_stops_the_next_session(
         _works_or_one_line(blackboard(*args, "--json"), as_json=True)
     assert "s1" in _ok(blackboard("sessions"))
     assert "# Session s1 (ended)" in _ok(blackboard("show", "s1"))
+    _ok(blackboard("--session", "s2", "note", "the lexer too"))  # s2 did something: its handoff is the latest
 
     ended = run_hook("SessionEnd", end_payload("s2", in_project))
     assert ended.returncode == 0

@@ -230,6 +230,14 @@ def test_the_users_own_handoff_is_not_shown_while_it_carries_the_repositorys_ope
     _ship_a_session_left_active(checkout_in_root, holding_root)
     commit_all(checkout_in_root)
     start_in_root(run_hook, holding_root, checkout_in_root, "s1")
+    (checkout_in_root / "util.py").write_text("x = 2\n")  # the user's session did something (issue 38, point 5)
+    edit = {"tool_name": "Write", "tool_input": {"file_path": str(checkout_in_root / "util.py"), "content": "x = 2\n"}}
+    edited = run_hook(
+        "PostToolUse",
+        {"session_id": "s1", "cwd": str(checkout_in_root), "hook_event_name": "PostToolUse", **edit},
+        env={"BLACKBOARD_ROOT": str(holding_root)},
+    )
+    assert edited.returncode == 0 and edited.stderr == b"", edited.stderr
     ended = run_hook("SessionEnd", end_payload("s1", checkout_in_root), env={"BLACKBOARD_ROOT": str(holding_root)})
     assert ended.returncode == 0 and ended.stderr == b"", ended.stderr
 

@@ -919,3 +919,37 @@ def test_uncommitted_among_names_changed_staged_and_untracked_files_of_nested_re
 def test_uncommitted_among_gives_none_when_git_cannot_answer(project: Path, environ: dict) -> None:
     (project / ".git" / "HEAD").write_text("not a ref\n")  # git refuses the repository
     assert changes.uncommitted_among(str(project), ["a.py"], environ, time.monotonic() + 10) is None
+
+
+# --- whose uncommitted files are whose (issue 38, point 5) -------------------------------------------------------
+
+
+def test_status_paths_names_each_file_once_from_the_top() -> None:
+    output = " M src/auth.py\0R  new.md\0old.md\0?? scratch/\0A  a b.txt\0"
+    assert changes.status_paths(output) == ["src/auth.py", "new.md", "scratch/", "a b.txt"]
+
+
+@pytest.mark.parametrize(
+    ("own", "others", "theirs"),
+    [
+        pytest.param(set(), {}, {}, id="no-one-else"),
+        pytest.param({"util.py"}, {"a1": {"util.py": 5.0}}, {}, id="its-own-edit-wins"),
+        pytest.param(set(), {"a1": {"util.py": 5.0}}, {"a1": ["util.py"]}, id="another-sessions"),
+        pytest.param(set(), {"a1": {"util.py": 5.0}, "c3": {"util.py": 9.0}}, {"c3": ["util.py"]}, id="edited-last"),
+        pytest.param(set(), {"a1": {"scratch/new.py": 5.0}}, {"a1": ["scratch/"]}, id="a-new-folder"),
+        pytest.param(set(), {"a1": {"scratch": 5.0, "util.pyc": 5.0}}, {}, id="no-prefix-match"),
+    ],
+)
+def test_uncommitted_files_are_this_sessions_unless_another_live_session_edited_them(
+    own: set, others: dict, theirs: dict
+) -> None:
+    found = changes.Changes(uncommitted_paths=["util.py", "scratch/", "notes.txt"])
+    found.split(own, others)
+    assert found.others == theirs
+    assert found.uncommitted == 3 - sum(len(paths) for paths in theirs.values())
+
+
+def test_git_unable_to_tell_leaves_nothing_to_split() -> None:
+    found = changes.Changes(problem="git status took over 0.20s")
+    found.split(set(), {"a1": {"util.py": 5.0}})
+    assert (found.uncommitted, found.others) == (None, {})

@@ -246,7 +246,8 @@ def test_a_legacy_file_stamped_2999_is_newer_only_until_a_real_session_ends(reso
     seeded, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
     assert seeded["session_id"] == "legacy"  # a hostile id from a legacy file is not taken as one
 
-    session.start(resolver, "real", "startup", {}, settings_now())
+    board = session.start(resolver, "real", "startup", {}, settings_now()).board_dir
+    entries.append(_file(board, "notes"), "n", {"author": "main"}, "the legacy notes are read")  # it did something
     session.end(resolver, "real", "other", settings_now())
 
     fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
@@ -465,3 +466,73 @@ def test_every_open_item_of_a_handoff_is_redacted_whoever_wrote_it(resolver: Pat
     assert [item["key"] for item in fields["open_work"]] == ["s1/cc1", "s1/t1", "s0/t1"]
     assert token[:8] not in built
     assert "[REDACTED]" in fields["open_work"][2]["text"] and "[REDACTED]" in fields["open_work"][2]["by"]
+
+
+# --- a session that did nothing (issue 38, point 5; docs/adr/0034-handoffs-with-parallel-sessions.md) -----------
+
+
+def _offer(resolver: PathResolver, session_id: str, ended: str, quiet: bool = False) -> bool:
+    fields: dict[str, object] = {"session_id": session_id, "status": "ended", "ended": ended}
+    if quiet:
+        fields["nothing_done"] = True
+    text = handoff.dump_front_matter(fields) + f"\nbody of {session_id}\n"
+    handoff.write_session_handoff(resolver, session_id, text)
+    return handoff.publish_latest(resolver, text)
+
+
+def test_a_handoff_of_a_session_that_did_nothing_leaves_the_latest_untouched(resolver: PathResolver) -> None:
+    assert _offer(resolver, "worked", "2026-11-22T10:00:01Z")
+    before = Path(resolver.latest_handoff_path()).read_bytes()
+
+    assert not _offer(resolver, "quiet", "2026-11-22T10:00:05Z", quiet=True)
+
+    assert Path(resolver.latest_handoff_path()).read_bytes() == before  # not rewritten, not chained
+    assert _offer(resolver, "next", "2026-11-22T10:00:09Z")
+    fields, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert (fields["session_id"], fields["previous_sessions"]) == ("next", ["worked"])
+
+
+def test_a_session_that_did_nothing_is_the_latest_where_there_is_none_or_none_that_did_something(
+    resolver: PathResolver,
+) -> None:
+    assert _offer(resolver, "first", "2026-11-22T10:00:01Z", quiet=True)
+    assert _offer(resolver, "second", "2026-11-22T10:00:05Z", quiet=True)
+    Path(resolver.latest_handoff_path()).write_text("---\nnot: [front matter\n---\nunreadable\n")
+    assert _offer(resolver, "third", "2026-11-22T10:00:09Z", quiet=True)
+
+
+def test_the_next_sync_round_publishes_a_real_handoff_past_a_newer_one_of_a_session_that_did_nothing(
+    resolver: PathResolver,
+) -> None:
+    _offer(resolver, "old", "2026-11-22T10:00:01Z")
+    fields = {"session_id": "killed", "status": "ended", "ended": "2026-11-22T10:00:05Z"}
+    handoff.write_session_handoff(resolver, "killed", handoff.dump_front_matter(fields) + "\nbody\n")  # never published
+    _offer(resolver, "quiet", "2026-11-22T10:00:09Z", quiet=True)
+    os.utime(resolver.latest_handoff_path(), (time.time() - 60, time.time() - 60))
+
+    assert handoff.publish_newest(resolver)
+
+    latest, _ = handoff.read_handoff(resolver.latest_handoff_path()) or ({}, "")
+    assert latest["session_id"] == "killed"
+
+
+def test_a_handoff_names_a_few_other_live_sessions_files_and_counts_the_rest() -> None:
+    from blackboard.changes import Changes
+
+    found = Changes(uncommitted_paths=[f"src/m{n}.py" for n in range(40)] + ["mine.py"])
+    found.split({"mine.py"}, {f"live-{n:02d}": {f"src/m{n * 5 + k}.py": 1.0 for k in range(5)} for n in range(8)})
+    line = summary.uncommitted_line(found.uncommitted or 0, found.others)
+    assert line.startswith("1 file left uncommitted by this session (git status); 5 more are live session live-00's")
+    assert line.endswith("; 15 more are 3 other live sessions' (`blackboard who` names them)")
+    fields = summary.digest_fields(summary.Digest(), found)
+    assert [o["files"] for o in fields["changed"]["uncommitted_others"]] == [5] * 8  # type: ignore[index]
+
+
+def test_a_front_matter_over_its_budget_keeps_each_other_sessions_count_not_its_files() -> None:
+    others = [
+        {"session": f"s{n}", "files": 10, "paths": ["d/" * 100 + f"{k}.py" for k in range(10)]} for n in range(30)
+    ]
+    text = handoff.dump_front_matter({"session_id": "s1", "changed": {"uncommitted": 1, "uncommitted_others": others}})
+    fields, _ = handoff.split_front_matter(text)
+    assert len(text.encode()) <= handoff.FRONT_MATTER_BYTES
+    assert fields["changed"]["uncommitted_others"][29] == {"session": "s29", "files": 10}  # type: ignore[index]
