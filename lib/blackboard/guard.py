@@ -262,7 +262,8 @@ def _by_checkout(effects: list[shell.Effect], own_top: str) -> dict[str, list[sh
 
     Links are resolved: a path through a linked folder or to a linked file (``innocent.txt -> src/auth.py``),
     a ``cwd`` given through a link, and a path that reaches another worktree (``rm ../review/a.py``) are
-    judged where the file really is. A ``cwd`` only the shell knows (``cd $DIR``) is taken as the session's own.
+    judged where the file really is. A ``cwd`` only the shell knows (``cd $DIR``) is taken as the session's own;
+    ``shell.effects`` has made ``~/x`` whole already (its home is the shell's to say).
     """
     grouped: dict[str, list[shell.Effect]] = {}
     for effect in effects:
@@ -271,7 +272,7 @@ def _by_checkout(effects: list[shell.Effect], own_top: str) -> dict[str, list[sh
             grouped.setdefault(checkout_of(base) or own_top, []).append(effect)
             continue
         for written in effect.paths:
-            real = os.path.realpath(os.path.join(base, os.path.expanduser(written)))
+            real = os.path.realpath(os.path.join(base, written))
             top = checkout_of(real if os.path.isdir(real) else os.path.dirname(real))
             if top is not None:
                 landed = shell.Effect(effect.kind, top, (os.path.relpath(real, top),), False, effect.words)

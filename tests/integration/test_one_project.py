@@ -86,6 +86,7 @@ def test_the_guard_sees_an_edit_made_through_a_link(
     current, widget = ways_in["current"], ways_in["widget"]
     _started(run_hook, "a1", current, env["CLAUDE_PID"])
     _started(run_hook, "b2", widget, claude())
+    (current / "util.py").write_text("changed through the link, not committed\n")  # held while uncommitted
     assert run_hook("PostToolUse", _edit("a1", current, current / "util.py", "PostToolUse"), env=env).returncode == 0
 
     asked = run_hook("PreToolUse", _edit("b2", widget, widget / "util.py", "PreToolUse", "bypassPermissions"))

@@ -9,7 +9,7 @@ LIB = Path(__file__).resolve().parents[2] / "lib" / "blackboard"
 
 # Lowest first. A module may import modules of its own layer or of lower ones, never higher.
 LAYERS = [
-    {"errors", "environment", "clock", "fsutil", "redact", "writes", "shell"},
+    {"errors", "environment", "clock", "fsutil", "secret_shapes", "redact", "writes", "shell"},
     {"settings", "ids", "approve", "gitstore", "locks"},
     {"gitinfo", "project", "mnemonic", "digest", "claude_tasks", "ledger"},
     {"paths", "changes", "transcript"},
