@@ -149,6 +149,13 @@ def uncommitted_among(toplevel: str, paths: list[str], environ: Mapping[str, str
     return found
 
 
+def staged(toplevel: str, environ: Mapping[str, str], deadline: float) -> set[str] | None:
+    """The files whose staged content differs from HEAD, what a plain ``git commit`` would take; None when git
+    cannot say in time."""
+    output, _ = run_git(toplevel, ["diff", "--cached", "--name-only", "-z", "--no-renames"], environ, deadline)
+    return None if output is None else {path for path in output.split("\0") if path}
+
+
 def _repositories_within(toplevel: str) -> Callable[[str], str]:
     """For a folder of ``toplevel`` (a relative path), the repository it belongs to: "" for ``toplevel`` itself,
     else the folder of the submodule or nested repository around it; each folder looked at once."""

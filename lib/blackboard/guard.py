@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 
 from . import holds, live, shell
+from .changes import staged as staged_files
 from .clock import describe_age
 from .gitinfo import checkout_around, head_of
 from .ids import is_session_id
@@ -31,6 +32,7 @@ EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 NO_ONE_TO_ASK = ("bypassPermissions", "dontAsk")  # modes that never show the person a question
 MAX_NAMED = 3  # sessions a reason names
 MAX_FILES_NAMED = 5  # files at stake a reason names
+SHARES = re.compile(r"\bblackboard\b[^;&|\n]*\bshare\b(?![^;&|\n]*--remove)")
 GIT_SECONDS = 0.5  # for git to say which held files are still uncommitted; past it, all of them are
 # A shell command that may move HEAD or the branch: after it, a move is this session's own.
 MOVES_HEAD = re.compile(
@@ -236,6 +238,8 @@ def shell_verdict(
     if settings.edit_window <= 0 or not is_session_id(session_id) or not cwd or not os.path.isabs(cwd):
         return None
     effects = shell.effects(command, cwd, os.path.isdir)
+    if SHARES.search(command):  # naming files shared frees them for every session: the person says so
+        effects.append(shell.Effect("share", cwd, (), True, command[: shell.WORDS_SHOWN]))
     own_top = checkout_of(cwd)
     if not effects or own_top is None:
         return None
@@ -248,9 +252,10 @@ def shell_verdict(
     deadline = time.monotonic() + GIT_SECONDS
     stakes: list[tuple[holds.Holder, list[str], shell.Effect]] = []
     for top, group in _by_checkout(effects, own_top).items():
-        for holder in holds.holders(resolver, settings, others, top, deadline, relevant=_reached_by(group, top)):
+        staged = _staged(group, top, settings, deadline)
+        for holder in holds.holders(resolver, settings, others, top, deadline, _reached_by(group, top, staged)):
             for effect in group:
-                at_stake = holder.at_stake(_reached_by([effect], top))
+                at_stake = holder.at_stake(_reached_by([effect], top, staged))
                 if at_stake:
                     stakes.append((holder, at_stake, effect))
                     break
@@ -280,12 +285,24 @@ def _by_checkout(effects: list[shell.Effect], own_top: str) -> dict[str, list[sh
     return grouped
 
 
-def _reached_by(effects: list[shell.Effect], top: str) -> Callable[[str], bool]:
-    """Whether any of ``effects`` reaches a path (or held glob) of checkout ``top``."""
+def _staged(group: list[shell.Effect], top: str, settings: Settings, deadline: float) -> set[str] | None:
+    """What a plain ``git commit`` in ``top`` would take (asked of git only for one); None: all of it may be."""
+    if not any(effect.kind == "commit-staged" for effect in group):
+        return set()
+    return staged_files(top, settings.environ, deadline)
+
+
+def _reached_by(effects: list[shell.Effect], top: str, staged: set[str] | None) -> Callable[[str], bool]:
+    """Whether any of ``effects`` reaches a path (or held glob) of checkout ``top``; a plain commit reaches what
+    is ``staged`` there (everything, when git could not say)."""
 
     def reached(relative: str) -> bool:
         path = os.path.join(top, relative)
         for effect in effects:
+            if effect.kind == "commit-staged":
+                if staged is None or relative in staged:
+                    return True
+                continue
             if effect.whole or shell.touches(effect, path):
                 return True
             # a held glob (`src/auth/*`) is reached by an effect on a path it covers (`rm src/auth/x.py`)
@@ -346,6 +363,8 @@ _ACTS = {
     "am": "apply patches over",
     "sweep": "sweep into this session's commit",
     "commit-paths": "commit, as this session's,",
+    "commit-staged": "commit, as this session's, staged",
+    "share": "name shared, and so free for every session,",
     "remove": "remove",
     "overwrite": "overwrite",
     "move": "move or overwrite",

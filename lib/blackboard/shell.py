@@ -22,7 +22,7 @@ from .writes import NOT_FILES, WRITERS, Found, git, join, split_options
 KINDS = frozenset(
     {
         "stash", "reset", "switch", "restore", "clean", "pull", "rebase", "merge", "cherry-pick", "revert", "am",
-        "sweep", "commit-paths", "remove", "overwrite", "move", "rewrite",
+        "sweep", "commit-paths", "commit-staged", "remove", "overwrite", "move", "rewrite",
     }
 )  # fmt: skip
 
@@ -495,7 +495,7 @@ class _Reader:
         for where in (place.cwd, *place.also):
             for kind, cwd, paths, whole in _command(words, where, self):
                 files = tuple(path for path in paths if not path.startswith(("<(", ">(")))  # `tee >(grep x)`: a pipe
-                if files or whole:
+                if files or whole or kind == "commit-staged":  # a plain commit takes what is staged, named nowhere
                     self.found.append(Effect(kind, cwd, files, whole or _unknown(cwd, files), shown))
         return None
 

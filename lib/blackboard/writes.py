@@ -176,7 +176,8 @@ def _git_commit(rest: list[str]) -> Judged:
         return [("sweep", [], True)]
     if "--pathspec-from-file" in options:
         return [("commit-paths", [], True)]
-    return [("commit-paths", paths, False)] if paths else []
+    # with no path, what is staged goes into the commit, another session's staged files included
+    return [("commit-paths", paths, False)] if paths else [("commit-staged", [], False)]
 
 
 def _git_apply(rest: list[str]) -> Judged:

@@ -300,3 +300,19 @@ def test_a_hand_written_record_with_a_huge_number_does_not_switch_the_guard_off(
         handle.write('{"kind": "edit", "top": "/x", "path": "y", "at": 1' + "0" * 400 + "}\n")
     result = run_hook("PreToolUse", _bash("b2", project, "git stash"))
     assert _decision(result) == "ask"
+
+
+def test_a_plain_commit_would_sweep_another_sessions_staged_file(run_hook, project: Path, a_holds) -> None:
+    for command in ("git commit -m mine", "git commit --amend --no-edit"):
+        assert _decision(run_hook("PreToolUse", _bash("b2", project, command))) is None, command  # nothing staged
+    _git(project, "add", "src/auth.py")  # a1 staged its work
+    for command in ("git commit -m mine", "git commit --amend --no-edit", "cd src && git commit -qm x"):
+        result = run_hook("PreToolUse", _bash("b2", project, command))
+        assert _decision(result) == "ask", command
+        assert "staged" in json.loads(result.stdout)["systemMessage"]
+
+
+def test_naming_files_shared_is_asked_about_while_someone_holds_work(run_hook, project: Path, a_holds) -> None:
+    result = run_hook("PreToolUse", _bash("b2", project, "blackboard share '*'", mode="bypassPermissions"))
+    assert _decision(result) == "deny"
+    assert _decision(run_hook("PreToolUse", _bash("b2", project, "blackboard share --remove x"))) is None

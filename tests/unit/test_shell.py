@@ -56,6 +56,8 @@ GIT = [
     pytest.param("git checkout -f release/v1.2", [whole("switch")], id="checkout-force"),
     pytest.param("git checkout ./src/auth.py", [paths("restore", "./src/auth.py")], id="checkout-one-path"),
     pytest.param("git checkout -- :/", [("restore", CWD, (":/",), True)], id="checkout-pathspec-top"),
+    pytest.param("git commit -m mine", [paths("commit-staged")], id="plain-commit-takes-what-is-staged"),
+    pytest.param("git commit --amend --no-edit", [paths("commit-staged")], id="amend-takes-what-is-staged"),
     pytest.param(
         "git restore ':(icase)SRC/AUTH.PY'", [("restore", CWD, (":(icase)SRC/AUTH.PY",), True)], id="restore-magic"
     ),
@@ -97,7 +99,7 @@ GIT = [
     pytest.param("git commit --all --message x", [whole("sweep")], id="commit-all"),
     pytest.param("git commit -m 'fix: a' src/a.py", [paths("commit-paths", "src/a.py")], id="commit-paths"),
     pytest.param("git commit -m x -- a.py b.py", [paths("commit-paths", "a.py", "b.py")], id="commit-dashdash"),
-    pytest.param("git commit -ma", [], id="commit-message-a"),
+    pytest.param("git commit -ma", [paths("commit-staged")], id="commit-message-a"),
     pytest.param("git rm src/a.py", [paths("remove", "src/a.py")], id="git-rm"),
     pytest.param("git mv a.py b.py", [paths("move", "a.py", "b.py")], id="git-mv"),
     pytest.param("git -C sub stash", [whole("stash", cwd="/repo/sub")], id="git-C"),
@@ -133,8 +135,6 @@ READS = [
     pytest.param("git apply --check fix.patch", id="git-apply-check"),
     pytest.param("git apply --stat fix.patch", id="git-apply-stat"),
     pytest.param("git add --dry-run .", id="git-add-dry"),
-    pytest.param("git commit -m 'wip'", id="git-commit-index"),
-    pytest.param("git commit --amend --no-edit", id="git-commit-amend"),
     pytest.param("git rm --cached a.py", id="git-rm-cached"),
     pytest.param("git st", id="git-unknown-alias"),
     pytest.param("cat src/a.py", id="cat"),
