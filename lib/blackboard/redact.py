@@ -44,6 +44,10 @@ def redact(text: str) -> str:
     return text
 
 
+# Past the cut, this much more is redacted with what is shown, so a secret that starts before it is read
+# whole: a token, a line; and when a key block opens before the cut, the block (a few KiB at most).
+MARGIN = 512
+CONTEXT_CHARS = 64 * 1024
 MAX_PASSES = 8  # each pass that changes something replaces at least one secret with the marker
 
 
@@ -68,13 +72,19 @@ def redact_remote(text: str) -> str:
 def redact_prefix(text: str, limit: int) -> tuple[str, bool]:
     """At most ``limit`` characters from the start of ``text`` redacted, and whether some were left out.
 
-    The whole text is redacted before it is cut (SPEC §10): a key whose END line lies far past the
-    cut, or a JSON key file with its rows joined by ``\\n``, is only recognised whole. A cut never
-    leaves half a ``[REDACTED]``.
+    The text is redacted before it is cut (SPEC §10), with ``MARGIN`` more than is shown, and
+    ``CONTEXT_CHARS`` more when a key block opens in it: a key whose END line lies past the cut, or
+    a JSON key file with its rows joined by ``\\n``, is recognised whole. The cost stays that of what
+    is shown, however long the text. The last ``MARGIN`` characters redacted are never shown (half
+    a token may sit there), and a cut never leaves half a ``[REDACTED]``.
     """
-    redacted = redact(text)
-    if len(redacted) <= limit:
+    near = text[: limit + MARGIN]
+    reach = limit + (CONTEXT_CHARS if "-----BEGIN" in near or "private_key" in near.lower() else MARGIN)
+    redacted = redact(text[:reach])
+    if len(text) <= reach and len(redacted) <= limit:
         return redacted, False
+    if len(text) > reach:
+        redacted = redacted[: max(len(redacted) - MARGIN, 0)]
     shown = redacted[:limit]
     opened = shown.rfind("[", max(limit - len(REDACTED), 0))
     if opened >= 0 and redacted.startswith(REDACTED, opened):
