@@ -226,10 +226,15 @@ def _head_text(branch: str, sha: str) -> str:
 
 
 def shell_verdict(
-    session_id: str, command: str, permission_mode: object, settings: Settings, cwd: str | None
+    session_id: str,
+    command: str,
+    permission_mode: object,
+    settings: Settings,
+    cwd: str | None,
+    effects: list[shell.Effect] | None = None,
 ) -> Verdict | None:
     """The verdict on a shell command of ``session_id``; None when it only reads, or touches nothing another live
-    session holds.
+    session holds. ``effects``: what ``shell.effects`` read of it, when the caller has read it already.
 
     What the command would do is read from its text (``shell.effects``). An effect on the whole
     checkout (a stash, a reset, a switch of branch, a pull, ``git add -A``…) is at stake whenever
@@ -237,7 +242,7 @@ def shell_verdict(
     """
     if settings.edit_window <= 0 or not is_session_id(session_id) or not cwd or not os.path.isabs(cwd):
         return None
-    effects = shell.effects(command, cwd, os.path.isdir)
+    effects = list(shell.effects(command, cwd, os.path.isdir) if effects is None else effects)
     if SHARES.search(command):  # naming files shared frees them for every session: the person says so
         effects.append(shell.Effect("share", cwd, (), True, command[: shell.WORDS_SHOWN]))
     own_top = checkout_of(cwd)

@@ -19,7 +19,6 @@ import contextlib
 import functools
 import os
 import re
-import secrets
 import shutil
 import time
 
@@ -44,10 +43,10 @@ def machine_id(root: str) -> str:
         return found
     refuse_links(root, root)
     make_dirs(root)
-    if not create_exclusive(path, secrets.token_hex(16) + "\n"):
+    if not create_exclusive(path, os.urandom(16).hex() + "\n"):
         found = (read_bounded(path, 64) or b"").decode("ascii", "replace").strip()
         if not MACHINE_ID.fullmatch(found):  # damaged: a new id, and this machine's ref starts afresh
-            atomic_write(path, secrets.token_hex(16) + "\n")
+            atomic_write(path, os.urandom(16).hex() + "\n")
     return (read_bounded(path, 64) or b"").decode("ascii").strip()
 
 
