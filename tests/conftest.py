@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -97,3 +98,19 @@ def run_hook(hook_venv: Path, root: Path, isolated_home: Path) -> RunHook:
         return HookResult(proc)
 
     return run
+
+
+@pytest.fixture
+def claudes() -> Iterator[Callable[[], subprocess.Popen]]:
+    """Stand-ins for Claude Code processes, one per session (one process runs one conversation): each call
+    starts one, whose pid a test passes as ``CLAUDE_PID``; all are ended after the test."""
+    started: list[subprocess.Popen] = []
+
+    def start() -> subprocess.Popen:
+        started.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"]))
+        return started[-1]
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait()

@@ -104,14 +104,21 @@ def _conflict(here: list[holds.Holder], relative: str, mode: object, settings: S
         f"blackboard: the file {quoted(relative, 200)} is held by another live Claude Code session of this "
         f"checkout: {named}. Editing it now may undo or tangle that session's work."
     )
+    return _ask_or_deny(
+        what,
+        mode,
+        settings,
+        "the edit was refused. To go on: work on another file, or leave this one until that session has "
+        "committed or released it, or ended; `blackboard who` shows what it is doing.",
+        "Allow the edit only if the two sessions are meant to share this file.",
+    )
+
+
+def _ask_or_deny(what: str, mode: object, settings: Settings, refused: str, allow_if: str) -> Verdict:
+    """``deny`` where no one can be asked (``bypassPermissions``, ``dontAsk``, a headless run), else ``ask``."""
     if mode in NO_ONE_TO_ASK or settings.attended is False:
-        return Verdict(
-            "deny",
-            f"{what} No one can be asked in this mode, so the edit was refused. To go on: work on another "
-            "file, or leave this one until that session has committed or released it, or ended; "
-            "`blackboard who` shows what it is doing.",
-        )
-    return Verdict("ask", f"{what} Allow the edit only if the two sessions are meant to share this file.")
+        return Verdict("deny", f"{what} No one can be asked in this mode, so {refused}")
+    return Verdict("ask", f"{what} {allow_if}")
 
 
 def _holding(holder: holds.Holder, relative: str) -> str:
@@ -336,14 +343,14 @@ def _shell_conflict(
         f"blackboard: this command would {_ACTS.get(effect.kind, 'change')} work another live Claude Code session "
         f"holds in this checkout ({quoted(effect.words, 160)}): {'; '.join(named)}."
     )
-    if mode in NO_ONE_TO_ASK or settings.attended is False:
-        return Verdict(
-            "deny",
-            f"{what} No one can be asked in this mode, so the command was refused. To go on: leave those files "
-            "alone, or ask that session to commit or release them (`blackboard who` shows what it is doing); "
-            "commands that only read are never refused.",
-        )
-    return Verdict("ask", f"{what} Allow it only if that session's work may be lost or swept into this one.")
+    return _ask_or_deny(
+        what,
+        mode,
+        settings,
+        "the command was refused. To go on: leave those files alone, or ask that session to commit or release "
+        "them (`blackboard who` shows what it is doing); commands that only read are never refused.",
+        "Allow it only if that session's work may be lost or swept into this one.",
+    )
 
 
 def _held_as(holder: holds.Holder, path: str) -> str:

@@ -2,28 +2,12 @@
 
 import json
 import subprocess
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from helpers import start_payload
-
-
-@pytest.fixture
-def claudes() -> Iterator[Callable[[], subprocess.Popen]]:
-    """Stand-ins for Claude Code processes, one per session: one process runs one conversation."""
-    started: list[subprocess.Popen] = []
-
-    def start() -> subprocess.Popen:
-        started.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"]))
-        return started[-1]
-
-    yield start
-    for proc in started:
-        proc.kill()
-        proc.wait()
 
 
 @pytest.fixture

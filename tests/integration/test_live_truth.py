@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,21 +21,6 @@ from blackboard.project import identify_project
 from helpers import REPO, start_payload
 
 Start = Callable[[], subprocess.Popen]
-
-
-@pytest.fixture
-def claudes() -> Iterator[Start]:
-    """Stand-ins for Claude Code processes: one per conversation."""
-    started: list[subprocess.Popen] = []
-
-    def start() -> subprocess.Popen:
-        started.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"]))
-        return started[-1]
-
-    yield start
-    for proc in started:
-        proc.kill()
-        proc.wait()
 
 
 def _tool(session_id: str, cwd: Path, tool: str, tool_input: dict, event: str = "PreToolUse", **extra: str) -> dict:

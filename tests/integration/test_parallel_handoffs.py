@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,21 +24,6 @@ IDENTITY = {
     "GIT_COMMITTER_NAME": "Tester",
     "GIT_COMMITTER_EMAIL": "tester@example.invalid",
 }
-
-
-@pytest.fixture
-def claudes() -> Iterator[Callable[[], subprocess.Popen]]:
-    """Stand-ins for Claude Code processes, one per session."""
-    started: list[subprocess.Popen] = []
-
-    def start() -> subprocess.Popen:
-        started.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"]))
-        return started[-1]
-
-    yield start
-    for proc in started:
-        proc.kill()
-        proc.wait()
 
 
 def git(project: Path, *args: str) -> None:

@@ -5,8 +5,7 @@ of the same checkout."""
 import json
 import os
 import subprocess
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,20 +13,6 @@ import pytest
 from helpers import REPO, start_payload
 
 Start = Callable[[], subprocess.Popen]
-
-
-@pytest.fixture
-def claudes() -> Iterator[Start]:
-    started: list[subprocess.Popen] = []
-
-    def start() -> subprocess.Popen:
-        started.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"]))
-        return started[-1]
-
-    yield start
-    for proc in started:
-        proc.kill()
-        proc.wait()
 
 
 def _git(checkout: Path, *args: str) -> None:
