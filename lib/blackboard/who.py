@@ -117,11 +117,14 @@ def _claims_of(resolver: PathResolver, found: list[Neighbour], viewer: str) -> N
 
 
 def _latest_tasks(resolver: PathResolver, session_id: str) -> list[Entry]:
+    """The claimed tasks among a board's latest: only their blocks are parsed (a heading is never in a body,
+    ``entries.render`` escapes it), so 50 open tasks of 30 live sessions cost SessionStart no parse."""
     try:
         tail, _ = read_tail(resolver.board_file(session_id, "tasks"), TASKS_BYTES)
     except OSError:
         return []
-    return parse(tail)[0]
+    claimed = [block for block in ("\n" + tail).split("\n## ")[1:] if "- status: claimed" in block]
+    return parse("".join("\n## " + block for block in claimed))[0]
 
 
 def lines(found: list[Neighbour], total: int, here: str | None) -> list[str]:
