@@ -274,14 +274,6 @@ def read_presence(path: str, since: float = 0.0) -> Presence:
     return found
 
 
-def edited_since(path: str, top: str, relative: str, since: float) -> tuple[str, float] | None:
-    """When the session of ``path`` (``_live.jsonl``) last edited ``relative`` after ``since``: ``(checkout, time)``.
-
-    The same file in this checkout wins over the same path in another checkout.
-    """
-    return read_presence(path, since).last_edit(top, relative)
-
-
 def _read_all(path: str) -> tuple[Presence, int]:
     """The session's whole presence and the log's size it covers: the state file's fold, then the log after it."""
     found, offset = _read_state(state_path(path))

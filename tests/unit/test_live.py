@@ -157,7 +157,7 @@ def test_a_hand_edited_or_torn_line_is_skipped(tmp_path: Path, line: str) -> Non
     found = live.read_presence(str(path), 0)
     assert list(found.edits) == [("/w", "kept.py")]
     assert found.request is None
-    assert live.edited_since(str(path), "/w", "kept.py", 0) is not None
+    assert live.read_presence(str(path), 0).last_edit("/w", "kept.py") is not None
 
 
 def test_edited_since_finds_a_file_among_thousands_and_prefers_this_checkout(tmp_path: Path) -> None:
@@ -166,11 +166,13 @@ def test_edited_since_finds_a_file_among_thousands_and_prefers_this_checkout(tmp
     live.record_edit(path, "/worktree", "src/util.py")
     for n in range(150):
         live.record_edit(path, "/w", f"src/other_{n}.py")
-    found = live.edited_since(path, "/w", "src/util.py", 0)
+    found = live.read_presence(path, 0).last_edit("/w", "src/util.py")
     assert found is not None and found[0] == "/w"
-    assert live.edited_since(path, "/elsewhere", "src/util.py", 0) is not None  # the same path in another checkout
-    assert live.edited_since(path, "/w", "src/util.py", time.time() + 1) is None  # outside the window
-    assert live.edited_since(path, "/w", "src/util", 0) is None  # a prefix is not the file
+    assert (
+        live.read_presence(path, 0).last_edit("/elsewhere", "src/util.py") is not None
+    )  # the same path in another checkout
+    assert live.read_presence(path, time.time() + 1).last_edit("/w", "src/util.py") is None  # outside the window
+    assert live.read_presence(path, 0).last_edit("/w", "src/util") is None  # a prefix is not the file
 
 
 def test_a_hundred_thousand_edits_cost_a_bounded_read(tmp_path: Path) -> None:
@@ -178,7 +180,7 @@ def test_a_hundred_thousand_edits_cost_a_bounded_read(tmp_path: Path) -> None:
     line = json.dumps({"kind": "edit", "top": "/w", "path": "x" * 200, "at": time.time()}) + "\n"
     path.write_text(line * 100_000)
     began = time.monotonic()
-    assert live.edited_since(str(path), "/w", "util.py", 0) is None
+    assert live.read_presence(str(path), 0).last_edit("/w", "util.py") is None
     live.read_presence(str(path), 0)
     assert time.monotonic() - began < 1.0
 
