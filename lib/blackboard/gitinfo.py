@@ -46,6 +46,14 @@ def find_git(cwd: str) -> GitInfo | None:
         current = parent
 
 
+def checkout_of(cwd: str | None) -> str | None:
+    """The top folder of the checkout ``cwd`` is in, links resolved; None outside one or when ``.git`` is unreadable."""
+    if not cwd or not os.path.isabs(cwd) or "\0" in cwd:
+        return None
+    top, readable = checkout_around(os.path.realpath(cwd))
+    return top if readable else None
+
+
 def checkout_around(path: str) -> tuple[str | None, bool]:
     """``(top folder, True)`` of the checkout holding ``path``; ``(None, True)`` outside any;
     ``(None, False)`` when a ``.git`` on the way up cannot be read (a file of nonsense, a FIFO)."""

@@ -1,13 +1,12 @@
-"""What a session must know of the project's other live sessions before it acts: whose file, whose branch.
+"""What a session must know of the project's other live sessions before it acts: whose file, whose work.
 
 ``edit_verdict`` is the PreToolUse check of an edit tool: a file another live session of
 this checkout edited within the window gets ``ask`` (``deny`` where no one can be asked) with
 a reason naming that session, its latest request and when; the same file edited in another
-checkout of the repository gets a warning of the merge to come. It never answers ``allow``:
-the person's own rules decide the rest. ``head_notice`` tells a session that its checkout's
-branch or HEAD was moved by someone else, at its next prompt or in the middle of its turn
-(its next tool call), and never of its own moves, which it records as it makes them
-(docs/adr/0029-live-sessions.md). Other sessions' words are quoted as data (``render.quoted``).
+checkout of the repository gets a warning of the merge to come. ``shell_verdict`` does the same
+for a shell command that would destroy, sweep up or overwrite files another session holds
+(docs/adr/0033-reading-shell-commands.md). Neither ever answers ``allow``: the person's own rules decide
+the rest. Whose branch is ``branch``'s. Other sessions' words are quoted as data (``render.quoted``).
 """
 
 from __future__ import annotations
@@ -18,9 +17,9 @@ import time
 from collections.abc import Callable
 
 from . import holds, live, shell
+from .branch import MAX_NAMED, describe
 from .changes import staged as staged_files
-from .clock import describe_age
-from .gitinfo import checkout_around, head_of
+from .gitinfo import checkout_of
 from .ids import is_session_id
 from .live import Liveness, Presence
 from .paths import PathResolver
@@ -30,16 +29,9 @@ from .settings import Settings
 
 EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 NO_ONE_TO_ASK = ("bypassPermissions", "dontAsk")  # modes that never show the person a question
-MAX_NAMED = 3  # sessions a reason names
 MAX_FILES_NAMED = 5  # files at stake a reason names
 SHARES = re.compile(r"\bblackboard\b[^;&|\n]*\bshare\b(?![^;&|\n]*--remove)")
 GIT_SECONDS = 0.5  # for git to say which held files are still uncommitted; past it, all of them are
-# A shell command that may move HEAD or the branch: after it, a move is this session's own.
-MOVES_HEAD = re.compile(
-    r"\bgit\b.*\b(checkout|switch|reset|rebase|merge|pull|commit|cherry-pick|revert|am|branch|stash|worktree|bisect)\b"
-    r"|\b(gh|hub)\b.*\b(checkout|co|merge|sync)\b",
-    re.DOTALL,
-)
 
 
 class Verdict:
@@ -51,14 +43,6 @@ class Verdict:
         self.decision = decision
         self.reason = reason
         self.context = context
-
-
-def checkout_of(cwd: str | None) -> str | None:
-    """The top folder of the checkout ``cwd`` is in, links resolved; None outside one or when ``.git`` is unreadable."""
-    if not cwd or not os.path.isabs(cwd) or "\0" in cwd:
-        return None
-    top, readable = checkout_around(os.path.realpath(cwd))
-    return top if readable else None
 
 
 def edit_verdict(
@@ -79,7 +63,7 @@ def edit_verdict(
     resolver = PathResolver(settings.root, identify_project(top))
     if not os.path.isfile(resolver.meta_path(session_id)):
         return None  # a session this plugin never started: none of its business
-    others = holds.presences(resolver, session_id, time.time() - settings.edit_window)
+    others = holds.presences(resolver, session_id, time.time() - settings.edit_window, relative)
     deadline = time.monotonic() + GIT_SECONDS
     holding = holds.holders(resolver, settings, others, top, deadline, relevant=lambda path: path == relative)
     here = [holder for holder in holding if holder.holds(relative)]
@@ -138,95 +122,6 @@ def _merge_warning(edits: list[tuple[float, str, Presence, str]], relative: str)
         "when the two branches meet; `blackboard who` shows what that session is doing."
     )
     return Verdict(None, "", context)
-
-
-def describe(session_id: str, presence: Presence, at: float | None = None, note: str = "") -> str:
-    """``session 5f1c8a2e, 4 minutes ago, whose latest request (data) is "refactor the auth module"``."""
-    when = f", {describe_age(max(time.time() - at, 0))} ago" if at is not None else ""
-    asked = f", whose latest request (data) is {quoted(presence.request, 160)}" if presence.request else ""
-    return f"session {session_id[:8]}{when}{note}{asked}"
-
-
-# --- the branch ---------------------------------------------------------------------------------
-
-
-def see_head(resolver: PathResolver, session_id: str, cwd: str) -> None:
-    """Record the HEAD the session's checkout is at when it starts: a later move by another is told."""
-    top = checkout_of(cwd)
-    if top is not None:
-        live.record_head(resolver.live_path(session_id), top, head_of(top))
-
-
-def head_notice(
-    resolver: PathResolver, session_id: str, cwd: str, settings: Settings, command: str | None = None
-) -> str | None:
-    """What moved the session's checkout since it last looked, said once; None when nothing did or it moved it.
-
-    Asked at every prompt and around every tool call. After a shell ``command`` of this
-    session that may move HEAD (``MOVES_HEAD``), a move is the session's own unless another
-    live session recorded that very move; it is recorded as its own and not told.
-    """
-    top = checkout_of(cwd)
-    if top is None:
-        return None
-    path = resolver.live_path(session_id)
-    now = head_of(top)
-    seen = live.read_presence(path).head
-    if seen is not None and seen[0] == top and (seen[1], seen[2]) == now:
-        return None
-    if seen is None or seen[0] != top:
-        live.record_head(path, top, now)
-        return None  # nothing seen here before: a first look, or a session that moved to another checkout
-    here = _sessions_in(resolver, session_id, top, settings)
-    movers = [(other, presence) for other, presence in here if presence.moves.get(top, ("", "", 0))[:2] == now]
-    if command is not None and not movers and MOVES_HEAD.search(command):
-        live.record_head(path, top, now, own=True)
-        return None
-    live.record_head(path, top, now)
-    return _notice(top, seen, now, movers, here)
-
-
-def record_own_move(resolver: PathResolver, session_id: str, cwd: str) -> None:
-    """A git command of this session's moved its checkout: the HEAD it left is its own move."""
-    top = checkout_of(cwd)
-    if top is not None:
-        live.record_head(resolver.live_path(session_id), top, head_of(top), own=True)
-
-
-def _notice(
-    top: str,
-    seen: tuple[str, str, str],
-    now: tuple[str, str],
-    movers: list[tuple[str, Presence]],
-    here: list[tuple[str, Presence]],
-) -> str:
-    if movers:
-        who = "it was moved by " + "; ".join(describe(other, presence) for other, presence in movers[:MAX_NAMED])
-    elif here:
-        named = "; ".join(describe(other, presence) for other, presence in here[:MAX_NAMED])
-        who = f"live sessions in this checkout: {named}"
-    else:
-        who = "live sessions in this checkout: none now (a session that has ended, or another program, moved it)"
-    return (
-        f"blackboard: this checkout ({quoted(top, 200)}) moved, and this session did not move it: from "
-        f"{_head_text(seen[1], seen[2])} to {_head_text(*now)}; {who}. Check `git status` and `git log` "
-        "before going on: files may have changed under you."
-    )
-
-
-def _sessions_in(resolver: PathResolver, session_id: str, top: str, settings: Settings) -> list[tuple[str, Presence]]:
-    """The other live sessions working in checkout ``top`` (by their latest HEAD record), with their presence."""
-    found = []
-    for meta in Liveness(resolver, settings).others(exclude=session_id):
-        presence = live.read_presence(resolver.live_path(meta["session_id"]))
-        if presence.head is not None and presence.head[0] == top:
-            found.append((meta["session_id"], presence))
-    return found
-
-
-def _head_text(branch: str, sha: str) -> str:
-    where = f"branch {quoted(branch, 120)}" if branch else "a detached HEAD"
-    return f"{where} at {sha[:8]}" if sha else f"{where} (no commit yet)"
 
 
 # --- the shell ----------------------------------------------------------------------------------

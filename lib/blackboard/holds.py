@@ -53,10 +53,15 @@ def matches(glob: str, relative: str) -> bool:
     return any(char in glob for char in "*?[") and fnmatch.fnmatchcase(relative, glob)
 
 
-def presences(resolver: PathResolver, session_id: str, since: float) -> list[tuple[str, Presence]]:
-    """Every other session with an active marker and what it recorded (its writes after ``since``); live or not."""
+def presences(
+    resolver: PathResolver, session_id: str, since: float, about: str | None = None
+) -> list[tuple[str, Presence]]:
+    """Every other session with an active marker and what it recorded (its writes after ``since``); live or not.
+
+    With ``about`` (one path), only the sessions that may have recorded it or a hold are read whole.
+    """
     return [
-        (other, live.read_presence(resolver.live_path(other), since))
+        (other, live.read_presence(resolver.live_path(other), since, about))
         for other in active_session_ids(resolver)
         if other != session_id  # its own files, its subagents' included
     ]

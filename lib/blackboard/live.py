@@ -108,6 +108,27 @@ class Liveness:
         self.host = settings.host
         self.stale_after = settings.abandon_after
         self.process = own_process(settings)
+        self._metas: dict[str, Meta | None] = {}
+        self._running: dict[str, bool | None] = {}
+
+    def meta(self, session_id: str) -> Meta | None:
+        """A session's metadata as first read through this ``Liveness``: SessionStart's recovery, the closing of
+        its past and its list of the others read each live session's once (issue 37)."""
+        if session_id not in self._metas:
+            self._metas[session_id] = read_meta_or_none(self.resolver.meta_path(session_id))
+        return self._metas[session_id]
+
+    def forget(self, session_id: str) -> None:
+        """A session whose metadata changed (ended, abandoned): read it again when asked."""
+        self._metas.pop(session_id, None)
+        self._running.pop(session_id, None)
+
+    def running(self, meta: Meta) -> bool | None:
+        """``same_process`` for the session's recorded process, asked once; None where the system cannot tell."""
+        session_id = meta["session_id"]
+        if session_id not in self._running:
+            self._running[session_id] = same_process(meta.get("claude_pid"), meta.get("claude_started"))
+        return self._running[session_id]
 
     def is_live(self, meta: Meta | None) -> bool:
         """Whether the session ``meta`` describes is live (see the module's docstring); the viewer's past is not."""
@@ -117,13 +138,15 @@ class Liveness:
         if pid is not None:
             if meta.get("host") != self.host:
                 return False  # another machine's process, which means nothing here
-            same = same_process(pid, meta.get("claude_started"))
+            same = self.running(meta)
             if same is not None:
                 return same
         return time.time() - last_active(self.resolver, meta["session_id"]) <= self.stale_after
 
     def session_is_live(self, session_id: str) -> bool:
-        return self.is_live(read_meta_or_none(self.resolver.meta_path(session_id)))
+        """Whether the session is live now: asked afresh, whatever was read before."""
+        self.forget(session_id)
+        return self.is_live(self.meta(session_id))
 
     def others(self, exclude: str) -> list[Meta]:
         """The project's live sessions but ``exclude``, from the active markers: their metadata, newest start last."""
@@ -131,7 +154,7 @@ class Liveness:
         for session_id in active_session_ids(self.resolver):
             if session_id == exclude:
                 continue
-            meta = read_meta_or_none(self.resolver.meta_path(session_id))
+            meta = self.meta(session_id)
             if meta is not None and self.is_live(meta):
                 found.append(meta)
         return sorted(found, key=lambda m: str(m.get("started") or ""))
@@ -263,38 +286,66 @@ class Presence:
         return (max(elsewhere)[1], max(elsewhere)[0]) if elsewhere else None
 
 
-def read_presence(path: str, since: float = 0.0) -> Presence:
+def read_presence(path: str, since: float = 0.0, about: str | None = None) -> Presence:
     """Everything the session recorded (its edits after ``since``): the folded state, then the log past it.
 
     Every edit within the window counts, however many came after it: the state keeps each
-    file once, so reading costs what the session touched, not how often.
+    file once, so reading costs what the session touched, not how often. With ``about`` (a path
+    in a checkout), a session whose files name neither that path nor a hold is not parsed, and
+    is given as having recorded nothing: the edit guard asks about one file of 30 live sessions.
     """
-    found = _read_all(path)[0]
+    found = _read_all(path, about)[0]
     found.edits = found.edited_since(since)
     return found
 
 
-def _read_all(path: str) -> tuple[Presence, int]:
-    """The session's whole presence and the log's size it covers: the state file's fold, then the log after it."""
-    found, offset = _read_state(state_path(path))
+def _read_all(path: str, about: str | None = None) -> tuple[Presence, int]:
+    """The session's whole presence and the log's size it covers: the state file's fold, then the log after it.
+
+    With ``about``, an empty presence when neither the state nor the log past it names that path or a hold.
+    """
+    raw = _state_bytes(state_path(path))
+    state = _parse_state(raw)
+    data, size, offset = _log_past(path, state["offset"] if state else 0)
+    if offset == 0:
+        state = None  # a log started again, or a state not folded from it: the log is read whole
+    needle = _as_recorded(about)
+    if needle is not None and not _may_name(needle, raw, state, data):
+        return Presence(), size
+    found = Presence()
     try:
-        with open_regular(path) as handle:
-            size = handle.seek(0, os.SEEK_END)
-            if offset > size or (offset and not _line_starts(handle, offset)):
-                found, offset = Presence(), 0  # a log started again, or a state not folded from it: read the log
-            start = max(offset, size - MAX_LOG_READ)  # past the bound only when folding failed for long
-            whole_lines = start == offset or _line_starts(handle, start)
-            handle.seek(start)
-            data = handle.read(size - start)
-    except OSError:  # no log yet, or one that is no regular file
-        return found, offset
-    if not whole_lines:
-        data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""  # never half a record
+        _load_state(found, state or {})
+    except (TypeError, ValueError, AttributeError):  # a state edited by hand: the log is read again whole
+        found = Presence()
+        data, size, _ = _log_past(path, 0)
     for line in data.decode("utf-8", errors="replace").split("\n"):
         record = _record(line)
         if record is not None:
             found.add(record)
     return found, size
+
+
+def _may_name(needle: bytes, raw: bytes, state: dict | None, data: bytes) -> bool:
+    """Whether the fold (``raw``, parsed as ``state``) or the log past it may record ``needle`` or a hold."""
+    return needle in raw or needle in data or bool(state and state.get("holds")) or b'"hold"' in data
+
+
+def _log_past(path: str, offset: int) -> tuple[bytes, int, int]:
+    """The whole records of the log from ``offset`` (0 when no line starts there), its size, and that offset."""
+    try:
+        with open_regular(path) as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if offset > size or (offset and not _line_starts(handle, offset)):
+                offset = 0
+            start = max(offset, size - MAX_LOG_READ)  # past the bound only when folding failed for long
+            whole_lines = start == offset or _line_starts(handle, start)
+            handle.seek(start)
+            data = handle.read(size - start)
+    except OSError:  # no log yet, or one that is no regular file
+        return b"", offset, offset
+    if not whole_lines:
+        data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""  # never half a record
+    return data, size, offset
 
 
 def _line_starts(handle: io.BufferedReader, offset: int) -> bool:
@@ -326,21 +377,37 @@ def _fold_into_state(path: str) -> None:
     atomic_write(state_path(path), json.dumps(state, ensure_ascii=False), durable=False)
 
 
-def _read_state(path: str) -> tuple[Presence, int]:
-    """The folded state and the log offset it covers; an empty one from offset 0 when it is missing or not ours."""
-    found = Presence()
+def _as_recorded(relative: str | None) -> bytes | None:
+    """``relative`` as a record of the log or the state holds it (a JSON string's inside, UTF-8); None when it
+    would be escaped there, or when there is no path to look for: then every session is parsed."""
+    if relative is None:
+        return None
+    inside = json.dumps(relative, ensure_ascii=False)[1:-1]
+    if inside != relative:
+        return None
+    try:
+        return inside.encode("utf-8")
+    except UnicodeEncodeError:  # a name with a surrogate: the record escaped it
+        return None
+
+
+def _state_bytes(path: str) -> bytes:
     try:
         data = read_bounded(path, MAX_STATE_BYTES + 1)
-        state = json.loads(data) if data is not None and len(data) <= MAX_STATE_BYTES else None
-    except (OSError, ValueError, RecursionError):
-        state = None
-    if not isinstance(state, dict) or type(state.get("offset")) is not int or state["offset"] < 0:
-        return found, 0
+    except OSError:
+        return b""
+    return data if data is not None and len(data) <= MAX_STATE_BYTES else b""
+
+
+def _parse_state(data: bytes) -> dict | None:
+    """The folded state, with the log offset it covers; None when it is missing or not ours."""
     try:
-        _load_state(found, state)
-    except (TypeError, ValueError, AttributeError):  # a state edited by hand: the log is read again whole
-        return Presence(), 0
-    return found, state["offset"]
+        state = json.loads(data) if data else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(state, dict) or type(state.get("offset")) is not int or state["offset"] < 0:
+        return None
+    return state
 
 
 def _load_state(found: Presence, state: dict) -> None:

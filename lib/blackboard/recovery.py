@@ -12,8 +12,8 @@ import time
 from . import handoff, session
 from .clock import describe_age, epoch_seconds
 from .errors import BlackboardError
-from .live import of_process, own_process, same_process
-from .meta import ABANDONED, ACTIVE, ENDED, Meta, read_meta_or_none, update_meta
+from .live import Liveness, of_process, same_process
+from .meta import ABANDONED, ACTIVE, ENDED, Meta, update_meta
 from .paths import META_FILE, PathResolver
 from .registry import (
     active_session_ids,
@@ -31,10 +31,12 @@ class _NoLongerActive(Exception):
     pass
 
 
-def stale_reason(resolver: PathResolver, meta: Meta, limit: float, host: str) -> str | None:
+def stale_reason(
+    resolver: PathResolver, meta: Meta, limit: float, host: str, liveness: Liveness | None = None
+) -> str | None:
     """Why an ``active`` session is really gone, or None while it may still be running."""
     pid = meta.get("claude_pid")
-    if isinstance(pid, int) and meta.get("host") == host and same_process(pid, meta.get("claude_started")) is False:
+    if isinstance(pid, int) and meta.get("host") == host and _running(meta, liveness) is False:
         return f"its Claude Code process {pid} is gone"  # or the system gave its pid to another process
     age = time.time() - last_active(resolver, meta["session_id"])
     if age > limit:
@@ -42,12 +44,24 @@ def stale_reason(resolver: PathResolver, meta: Meta, limit: float, host: str) ->
     return None
 
 
-def recover(resolver: PathResolver, current: str, settings: Settings, deadline: float | None = None) -> list[str]:
+def _running(meta: Meta, liveness: Liveness | None) -> bool | None:
+    return liveness.running(meta) if liveness else same_process(meta.get("claude_pid"), meta.get("claude_started"))
+
+
+def recover(
+    resolver: PathResolver,
+    current: str,
+    settings: Settings,
+    deadline: float | None = None,
+    liveness: Liveness | None = None,
+) -> list[str]:
     """Mark this project's stale active sessions abandoned and hand them off; returns their ids.
 
     ``deadline`` (a ``time.monotonic`` value) bounds the whole: git is asked for all of them
     within it, and a session not reached by then is left for the next start, or ``doctor``.
+    Each session's metadata is read through ``liveness``, which SessionStart asks again after.
     """
+    liveness = liveness or Liveness(resolver, settings)
     abandoned = []
     for session_id in active_session_ids(resolver):
         if session_id == current:
@@ -55,39 +69,47 @@ def recover(resolver: PathResolver, current: str, settings: Settings, deadline: 
         if deadline is not None and time.monotonic() >= deadline:
             break  # the rest are recovered by the next start
         try:
-            directory = session_dir(resolver, session_id)
+            session_dir(resolver, session_id)
         except BlackboardError:
             continue  # a link where its folder should be: `blackboard doctor` names it
-        meta = read_meta_or_none(os.path.join(directory, META_FILE))
+        meta = liveness.meta(session_id)
         if meta is None or meta.get("status") != ACTIVE:
             if meta is not None or not os.path.isdir(resolver.get_session_blackboard_dir(session_id)):
                 unmark_active(resolver, session_id)  # a marker left behind by a crash
             continue
-        reason = stale_reason(resolver, meta, settings.abandon_after, settings.host)
+        reason = stale_reason(resolver, meta, settings.abandon_after, settings.host, liveness)
         if reason and abandon(resolver, session_id, reason, settings, deadline):
             abandoned.append(session_id)
+            liveness.forget(session_id)
     return abandoned
 
 
-def close_past(resolver: PathResolver, current: str, settings: Settings, deadline: float | None = None) -> list[str]:
+def close_past(
+    resolver: PathResolver,
+    current: str,
+    settings: Settings,
+    deadline: float | None = None,
+    liveness: Liveness | None = None,
+) -> list[str]:
     """End this project's active sessions that ran in the current session's Claude Code process; returns their ids.
 
     One process runs one conversation: such a session is this one's past (a ``/clear`` or a
     resume whose SessionEnd was cut short), never another live session.
     """
-    process = own_process(settings)
+    liveness = liveness or Liveness(resolver, settings)
     closed: list[str] = []
-    if process is None:
+    if liveness.process is None:
         return closed
     for session_id in active_session_ids(resolver):
         if session_id == current or (deadline is not None and time.monotonic() >= deadline):
             continue
-        meta = read_meta_or_none(resolver.meta_path(session_id))
-        if meta is None or meta.get("status") != ACTIVE or not of_process(meta, process, settings.host):
+        meta = liveness.meta(session_id)
+        if meta is None or meta.get("status") != ACTIVE or not of_process(meta, liveness.process, settings.host):
             continue
         why = f"its Claude Code process went on as session {current}"
         if abandon(resolver, session_id, why, settings, deadline, status=ENDED):
             closed.append(session_id)
+        liveness.forget(session_id)
     return closed
 
 

@@ -203,6 +203,8 @@ def quoted(value: object, limit: int = 120) -> str:
     """
     text = redact(str(value))
     text = text if len(text) <= limit else text[: limit - 1] + "…"
+    if text.isprintable():  # nearly always: only a quotation mark and a backslash to escape
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return '"' + "".join(_escaped(c) for c in text) + '"'
 
 

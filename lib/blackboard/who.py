@@ -68,10 +68,10 @@ class Neighbour:
 
 
 def neighbours(
-    resolver: PathResolver, settings: Settings, exclude: str, limit: int = 50
+    resolver: PathResolver, settings: Settings, exclude: str, limit: int = 50, liveness: Liveness | None = None
 ) -> tuple[list[Neighbour], int]:
     """The project's other live sessions (at most ``limit``, newest start first), and how many there are in all."""
-    metas = Liveness(resolver, settings).others(exclude=exclude)[::-1]
+    metas = (liveness or Liveness(resolver, settings)).others(exclude=exclude)[::-1]
     since = time.time() - max(settings.edit_window, 0)
     branches: dict[str, str] = {}
     found = [
@@ -79,12 +79,14 @@ def neighbours(
         for meta in metas[:limit]
     ]
     _claims_of(resolver, found, exclude)
-    _uncommitted_of(found, settings)
     return found, len(metas)
 
 
-def _uncommitted_of(found: list[Neighbour], settings: Settings) -> None:
-    """Which files each edited are still uncommitted (held): git asked once per checkout, within ``GIT_SECONDS``."""
+def ask_uncommitted(found: list[Neighbour], settings: Settings) -> None:
+    """Which files each edited are still uncommitted (held): git asked once per checkout, within ``GIT_SECONDS``.
+
+    ``blackboard who`` asks; SessionStart does not (two git processes on every start), and says
+    only when each file was edited: the guard asks git before it asks the person."""
     deadline = time.monotonic() + GIT_SECONDS
     by_checkout: dict[str, set[str]] = {}
     for neighbour in found:
@@ -127,32 +129,52 @@ def _latest_tasks(resolver: PathResolver, session_id: str) -> list[Entry]:
     return parse("".join("\n## " + block for block in claimed))[0]
 
 
-def lines(found: list[Neighbour], total: int, here: str | None) -> list[str]:
-    """The neighbours as text: a line each, and what each asks, edited and claims under it."""
+def lines(
+    found: list[Neighbour], total: int, here: str | None, files: int = MAX_FILES, room: int | None = None
+) -> list[str]:
+    """The neighbours as text: a line each, and what each asks, edited (the newest ``files``) and claims under it.
+
+    With ``room``, only the neighbours whose lines fit in that many characters are written, the
+    rest counted: SessionStart quotes no more than its context shows.
+    """
     now = time.time()
-    shown = []
-    for neighbour in found:
-        where = _where(neighbour.checkout, here)
-        branch = f", branch {quoted(neighbour.branch, 80)}" if neighbour.branch else ""
-        shown.append(f"- {neighbour.session_id[:8]}: {where}{branch}")
-        if neighbour.request:
-            shown.append(f"  asks: {quoted(neighbour.request, 200)}")
-        if neighbour.edits:
-            edits = neighbour.edits[:MAX_FILES]  # only those shown are quoted: a session may have edited thousands
-            files = [
-                f"{quoted(path, 120)} ({_state(neighbour, top, path)}{describe_age(max(now - at, 0))} ago)"
-                for at, path, top in edits
-            ]
-            more = len(neighbour.edits) - len(edits)
-            shown.append(f"  edited: {', '.join(files)}" + (f", and {more} more" if more else ""))
-        for glob, why, until in neighbour.holds[:MAX_FILES]:
-            reason = f", because {quoted(why, 120)}" if why else ""
-            end = f", until {format_utc(until)}" if until is not None else ""
-            shown.append(f"  holds: {quoted(glob, 120)} (held explicitly{reason}{end})")
-        for key, text, since in neighbour.claims[:5]:
-            shown.append(f"  claims: {_short(key)} {quoted(text, 100)} (since {_since(since)})")
+    shown: list[str] = []
+    used = 0
+    for count, neighbour in enumerate(found):
+        block = _block(neighbour, here, files, now)
+        used += sum(len(line) + 1 for line in block)
+        if room is not None and used > room - len(_more(total - count)):
+            return shown + [_more(total - count)]
+        shown += block
     if total > len(found):
-        shown.append(f"- … and {total - len(found)} more (`blackboard who` lists them all)")
+        shown.append(_more(total - len(found)))
+    return shown
+
+
+def _more(count: int) -> str:
+    return f"- … and {count} more (`blackboard who` lists them all)"
+
+
+def _block(neighbour: Neighbour, here: str | None, files: int, now: float) -> list[str]:
+    """One neighbour's lines: where it works, what it asks, the newest ``files`` it edited, its holds and claims."""
+    branch = f", branch {quoted(neighbour.branch, 80)}" if neighbour.branch else ""
+    shown = [f"- {neighbour.session_id[:8]}: {_where(neighbour.checkout, here)}{branch}"]
+    if neighbour.request:
+        shown.append(f"  asks: {quoted(neighbour.request, 200)}")
+    if neighbour.edits:
+        edits = neighbour.edits[:files]  # only those shown are quoted: a session may have edited thousands
+        named = [
+            f"{quoted(path, 120)} ({_state(neighbour, top, path)}{describe_age(max(now - at, 0))} ago)"
+            for at, path, top in edits
+        ]
+        more = len(neighbour.edits) - len(edits)
+        shown.append(f"  edited: {', '.join(named)}" + (f", and {more} more" if more else ""))
+    for glob, why, until in neighbour.holds[:MAX_FILES]:
+        reason = f", because {quoted(why, 120)}" if why else ""
+        end = f", until {format_utc(until)}" if until is not None else ""
+        shown.append(f"  holds: {quoted(glob, 120)} (held explicitly{reason}{end})")
+    for key, text, since in neighbour.claims[:5]:
+        shown.append(f"  claims: {_short(key)} {quoted(text, 100)} (since {_since(since)})")
     return shown
 
 

@@ -16,7 +16,7 @@ LAYERS = [
     {"meta"},
     {"entries", "registry", "render", "handoff", "machines"},
     {"summary", "live", "holds"},
-    {"session", "recovery", "migrate", "context", "board", "sync", "guard", "claims", "who"},
+    {"session", "recovery", "migrate", "context", "board", "sync", "branch", "guard", "claims", "who"},
     {"cleanup", "doctor", "failures"},
     {"hook", "events", "cli", "__main__"},
 ]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from blackboard import guard, live, session
+from blackboard import branch, guard, live, session
 from blackboard.meta import update_meta
 from blackboard.paths import PathResolver
 from blackboard.project import identify_project
@@ -193,18 +193,18 @@ def test_a_session_is_told_once_of_the_branch_another_session_moved(
     _live_session(resolver, "a1", claude.pid, "start the feature")
     _live_session(resolver, "b2", claude.pid)
     for session_id in ("a1", "b2"):
-        guard.see_head(resolver, session_id, str(project))
-    assert guard.head_notice(resolver, "b2", str(project), settings_now()) is None
+        branch.see_head(resolver, session_id, str(project))
+    assert branch.head_notice(resolver, "b2", str(project), settings_now()) is None
     subprocess.run(["git", "-C", str(project), "checkout", "-q", "-b", "feature"], check=True)
-    guard.record_own_move(resolver, "a1", str(project))  # a1 moved it, with a git command of its own
+    branch.record_own_move(resolver, "a1", str(project))  # a1 moved it, with a git command of its own
 
-    notice = guard.head_notice(resolver, "b2", str(project), settings_now())
+    notice = branch.head_notice(resolver, "b2", str(project), settings_now())
 
     assert notice is not None
     assert 'from branch "main"' in notice and 'to branch "feature"' in notice
     assert 'it was moved by session a1, whose latest request (data) is "start the feature"' in notice
-    assert guard.head_notice(resolver, "b2", str(project), settings_now()) is None  # once
-    assert guard.head_notice(resolver, "a1", str(project), settings_now()) is None  # it moved it itself
+    assert branch.head_notice(resolver, "b2", str(project), settings_now()) is None  # once
+    assert branch.head_notice(resolver, "a1", str(project), settings_now()) is None  # it moved it itself
 
 
 def test_a_commit_by_another_session_moves_head_too(
@@ -212,23 +212,23 @@ def test_a_commit_by_another_session_moves_head_too(
 ) -> None:
     _commit(project)
     _live_session(resolver, "b2", claude.pid)
-    guard.see_head(resolver, "b2", str(project))
+    branch.see_head(resolver, "b2", str(project))
     (project / "README.md").write_text("y\n")
     git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@example.com"]
     subprocess.run([*git, "commit", "-q", "-am", "second"], check=True)
-    notice = guard.head_notice(resolver, "b2", str(project), settings_now())
+    notice = branch.head_notice(resolver, "b2", str(project), settings_now())
     assert notice is not None and "none now" in notice  # no live session in this checkout moved it
 
 
 def test_a_checkout_without_git_or_with_a_broken_head_says_nothing(resolver: PathResolver, tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
-    assert guard.head_notice(resolver, "b2", str(plain), settings_now()) is None
+    assert branch.head_notice(resolver, "b2", str(plain), settings_now()) is None
     broken = make_git_project(tmp_path / "broken")
     (broken / ".git" / "HEAD").write_bytes(b"\xff\x00 not a ref\n")
     session.start(resolver, "b2", "startup", {}, settings_now())
-    guard.see_head(resolver, "b2", str(broken))
+    branch.see_head(resolver, "b2", str(broken))
     (broken / ".git" / "HEAD").write_bytes(b"ref: refs/heads/../../../etc/passwd\n")
-    notice = guard.head_notice(resolver, "b2", str(broken), settings_now())
+    notice = branch.head_notice(resolver, "b2", str(broken), settings_now())
     assert notice is not None and "\n" not in notice  # what HEAD says, on one line: nothing is read through it
     assert 'from a detached HEAD (no commit yet) to branch "../../../etc/passwd" (no commit yet)' in notice

@@ -11,8 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from blackboard import live, session
+from blackboard.events import session_start
 from blackboard.live import Liveness
 from blackboard.meta import update_meta
 from blackboard.paths import PathResolver
@@ -249,3 +252,67 @@ def test_folds_of_many_processes_at_once_lose_no_file(tmp_path: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-c", code, lib, path, str(k)]) for k in range(6)]
     assert [proc.wait() for proc in procs] == [0] * 6
     assert len(live.read_presence(path).edits) == 1800
+
+
+def test_a_session_that_never_named_the_file_is_not_read_for_it(tmp_path: Path) -> None:
+    """The edit guard asks about one file: a session whose fold and log name neither it nor a hold is read as empty."""
+    path = str(tmp_path / "_live.jsonl")
+    live.record_request(path, "port the parser")
+    _edits(path, 400)  # folded more than once, then a few past the fold
+    assert os.path.isfile(live.state_path(path))
+    named = f"src/f00003_{'x' * 100}.py"
+    assert live.read_presence(path, about="src/other.py").edits == {}
+    assert live.read_presence(path, about="src/other.py").request is None
+    found = live.read_presence(path, about=named)
+    assert found.request == "port the parser" and len(found.edits) == 400
+    live.record_edit(path, "/w", "src/late.py")  # past the fold
+    assert ("/w", "src/late.py") in live.read_presence(path, about="src/late.py").edits
+    live.record_hold(path, "/w", ["docs/*"], "a rewrite", None)  # a hold may cover any path: read whole
+    assert live.read_presence(path, about="src/other.py").held(time.time())
+
+
+NAMES = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(names=st.lists(NAMES, min_size=1, max_size=6), other=NAMES, pick=st.integers(min_value=0, max_value=9))
+def test_reading_for_one_file_finds_every_edit_of_it(
+    tmp_path_factory: pytest.TempPathFactory, names: list[str], other: str, pick: int
+) -> None:
+    """Whatever the names (quotes, backslashes, line breaks, any script), reading for one file loses none of its
+    edits, folded or not."""
+    path = str(tmp_path_factory.mktemp("live") / "_live.jsonl")
+    for name in names:
+        live.record_edit(path, "/w", name)
+    for asked in (names[pick % len(names)], other):
+        whole = {key: at for key, at in live.read_presence(path).edits.items() if key[1] == asked}
+        for_it = {key: at for key, at in live.read_presence(path, about=asked).edits.items() if key[1] == asked}
+        assert for_it == whole
+    assert live.read_presence(path, about=names[pick % len(names)]).edits
+
+
+def test_session_start_reads_each_live_sessions_metadata_once(
+    resolver: PathResolver, project: Path, claude: subprocess.Popen, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recovery, the closing of the session's own past and the list of the others share one read of each."""
+    others = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]) for _ in range(4)]
+    try:
+        for n, proc in enumerate(others):
+            _start(resolver, f"o{n}", proc.pid)
+        opened: list[str] = []
+        real_open = os.open
+
+        def counting_open(path, flags, *args, **kwargs):  # type: ignore[no-untyped-def]
+            opened.append(os.fsdecode(path))
+            return real_open(path, flags, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", counting_open)
+        payload = {"session_id": "me", "cwd": str(project), "source": "startup"}
+        context = session_start.run("session-start", payload, settings_now(CLAUDE_PID=str(claude.pid)))
+        assert "4 other live sessions" in context
+        metas = sorted(path for path in opened if path.endswith("_meta.json") and "/sessions/o" in path)
+        assert metas == sorted(resolver.meta_path(f"o{n}") for n in range(4))
+    finally:
+        for proc in others:
+            proc.kill()
+            proc.wait()

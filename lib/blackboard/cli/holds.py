@@ -11,7 +11,7 @@ import click
 from .. import holds, live
 from ..clock import parse_duration
 from ..errors import BlackboardError
-from ..guard import checkout_of
+from ..gitinfo import checkout_of
 from .common import GLOBAL, Command, current_board, emit, here
 
 

@@ -14,8 +14,8 @@ from ..meta import STATUSES, arrived_by_sync
 from ..paths import PathResolver
 from ..redact import redact_remote
 from ..registry import SessionEntry, list_sessions
+from ..who import ask_uncommitted, neighbours
 from ..who import lines as who_lines
-from ..who import neighbours
 from .common import (
     GLOBAL,
     Command,
@@ -161,6 +161,7 @@ def who() -> None:
     me = named if is_session_id(named) else ""
     resolver = here()
     found, total = neighbours(resolver, settings(), exclude=me, limit=1000)
+    ask_uncommitted(found, settings())
     text = "\n".join(who_lines(found, total, resolver.project.toplevel))
     nobody = "(no other live session here)" if me else "(no live session here)"
     emit({"session_id": me or None, "sessions": [n.to_json() for n in found]}, text or nobody)

@@ -1,6 +1,6 @@
 """UserPromptSubmit and PostToolUse (and Stop's message): what the event tells of the session, into its digest
 and its ``_live.jsonl``; at a prompt and after a tool call, a word when someone else moved the checkout's
-branch or HEAD (``guard.head_notice``), and after a shell command of its own that moved it, its own move.
+branch or HEAD (``branch.head_notice``), and after a shell command of its own that moved it, its own move.
 
 After every prompt, edit and shell command: nothing more is done, and nothing more imported.
 """
@@ -11,7 +11,8 @@ import json
 import os
 
 from .. import digest, live, shell
-from ..guard import checkout_of, head_notice
+from ..branch import head_notice
+from ..gitinfo import checkout_of
 from ..paths import PathResolver
 from ..registry import session_dir
 from ..settings import Settings

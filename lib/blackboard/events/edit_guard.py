@@ -1,12 +1,13 @@
 """PreToolUse of an edit tool: whose file is it (``guard.edit_verdict``), and whether someone else moved the
-checkout's branch since the session last looked (``guard.head_notice``); says nothing when neither is so."""
+checkout's branch since the session last looked (``branch.head_notice``); says nothing when neither is so."""
 
 from __future__ import annotations
 
 import json
 import os
 
-from ..guard import edit_verdict, head_notice
+from ..branch import head_notice
+from ..guard import edit_verdict
 from ..ids import is_session_id, optional_str
 from ..settings import Settings
 from . import board_of, usable_path

@@ -12,11 +12,12 @@ import time
 from types import ModuleType
 
 from .. import context, handoff, migrate, recovery, render, session, who
+from ..branch import see_head
 from ..environment import current_venv
 from ..fsutil import append_text
-from ..guard import see_head
 from ..hook import STARTED
 from ..ids import optional_str
+from ..live import Liveness
 from ..locks import try_lock
 from ..paths import PathResolver
 from ..settings import Settings
@@ -26,6 +27,7 @@ from . import board_of, log_failure, note_sync_failure, usable_path
 # hook's start, however many there are; those left are recovered by the next start.
 RECOVERY_SECONDS = 1.0
 MAX_NEIGHBOURS = 8  # other live sessions described in the context; `blackboard who` lists every one
+NEIGHBOUR_FILES = 3  # of the files each edited, the newest named in the context (`blackboard who` names six)
 
 
 def run(event: str, payload: dict[str, object], settings: Settings) -> str:
@@ -36,11 +38,12 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str:
     source = source if source in session.SOURCES else "startup"
     abandoned: list[str] = []
     troubled = False
+    liveness = Liveness(resolver, settings)  # each live session's metadata read once, for all that follows
     cwd = usable_path(payload.get("cwd")) or os.getcwd()
     try:
         migrate.migrate_if_needed(resolver, cwd, settings.home, settings.environ)
         session.publish_pending(resolver, settings)
-        abandoned = recovery.recover(resolver, session_id, settings, STARTED + RECOVERY_SECONDS)
+        abandoned = recovery.recover(resolver, session_id, settings, STARTED + RECOVERY_SECONDS, liveness)
     except Exception:  # noqa: BLE001 - a failed migration or recovery must not cost the session its board
         log_failure(event, settings)
         troubled = True
@@ -56,7 +59,7 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str:
             fetch.stop()  # never leave a git running after the hook
         raise
     try:
-        recovery.close_past(resolver, session_id, settings, STARTED + RECOVERY_SECONDS)  # after its parent was found
+        recovery.close_past(resolver, session_id, settings, STARTED + RECOVERY_SECONDS, liveness)  # after its parent
     except Exception:  # noqa: BLE001 - a past it cannot close costs the session nothing else
         log_failure(event, settings)
         troubled = True
@@ -70,7 +73,7 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str:
     if sync and fetch is not None:
         _finish_fetch(sync, resolver, fetch, settings)
     try:
-        return _start_context(resolver, session_id, source, started.reopened, abandoned, troubled, settings)
+        return _start_context(resolver, session_id, source, started.reopened, abandoned, troubled, settings, liveness)
     finally:
         if sync and fetch is not None:
             _start_round(sync, resolver, settings)  # last: a new process takes the machine's attention
@@ -107,6 +110,7 @@ def _start_context(
     abandoned: list[str],
     troubled: bool,
     settings: Settings,
+    liveness: Liveness,
 ) -> str:
     """SessionStart's JSON: the context for the model, and a line for the person when there is news.
 
@@ -117,11 +121,13 @@ def _start_context(
     latest = None if own_board else handoff.read_handoff(resolver.latest_handoff_path())
     refused, abandoned = context.shipped(resolver, latest[0] if latest else None, abandoned, settings.environ)
     latest = None if refused else latest
-    found, live = who.neighbours(resolver, settings, exclude=session_id, limit=MAX_NEIGHBOURS)
     if own_board:
+        live = len(liveness.others(exclude=session_id))
         text = context.for_own_board(resolver, session_id, source == "compact", limit)
     else:
-        others = "\n".join(who.lines(found, live, resolver.project.toplevel) + render.remote_active_lines(resolver))
+        found, live = who.neighbours(resolver, settings, session_id, MAX_NEIGHBOURS, liveness)
+        shown = who.lines(found, live, resolver.project.toplevel, NEIGHBOUR_FILES, context.MAX_OTHERS)
+        others = "\n".join(shown + render.remote_active_lines(resolver))
         branch = resolver.project.git_branch
         text = context.for_new_session(resolver, session_id, branch, limit, latest, refused, others)
     output: dict[str, object] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
