@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
 import time
 from collections.abc import Callable, Collection, Mapping
 
@@ -133,8 +131,9 @@ def uncommitted_among(toplevel: str, paths: list[str], environ: Mapping[str, str
     ones included; None when git cannot say in time. A file of a submodule or nested repository is asked of it."""
     by_checkout: dict[str, list[str]] = {}
     inner = _repositories_within(toplevel)
+    folders = {folder: inner(folder) for folder in {path.rpartition("/")[0] for path in paths}}
     for path in paths:
-        by_checkout.setdefault(inner(os.path.dirname(path)), []).append(path)
+        by_checkout.setdefault(folders[path.rpartition("/")[0]], []).append(path)
     found: set[str] = set()
     for checkout, group in by_checkout.items():
         inside = [os.path.relpath(path, checkout) if checkout else path for path in group]
@@ -308,6 +307,11 @@ def run_git(
     ``MAX_OUTPUT`` bytes, or with ``whole`` is a failure past it. Git runs in a process group
     of its own, so whatever it started goes with it at the deadline.
     """
+    # Loaded here, where git runs: most hooks that import this module run no git, and subprocess
+    # (with signal, threading, selectors and locale) costs a hook about 5 ms to import.
+    import signal
+    import subprocess
+
     timeout = GIT_SECONDS if deadline is None else max(deadline - time.monotonic(), 0.05)
     try:
         process = subprocess.Popen(

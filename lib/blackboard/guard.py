@@ -202,6 +202,8 @@ def _staged(group: list[shell.Effect], top: str, settings: Settings, deadline: f
 def _reached_by(effects: list[shell.Effect], top: str, staged: set[str] | None) -> Callable[[str], bool]:
     """Whether any of ``effects`` reaches a path (or held glob) of checkout ``top``; a plain commit reaches what
     is ``staged`` there (everything, when git could not say)."""
+    if any(effect.whole and effect.kind != "commit-staged" for effect in effects):
+        return lambda relative: True  # a stash, a reset, a switch: every file of the checkout
 
     def reached(relative: str) -> bool:
         path = os.path.join(top, relative)

@@ -106,8 +106,10 @@ def _holder(
 ) -> Holder:
     holder = Holder(session_id, presence)
     for (where, path), at in presence.edits.items():
-        if where == top and not any(matches(glob, path) for glob in shared) and (relevant is None or relevant(path)):
+        if where == top and (relevant is None or relevant(path)):
             holder.files[path] = at
+    if shared:
+        holder.files = {path: at for path, at in holder.files.items() if not any(matches(g, path) for g in shared)}
     for (where, glob), (why, until, _) in presence.held(now).items():
         if where == top:
             holder.globs.append((glob, why, until))

@@ -318,11 +318,23 @@ def _read_all(path: str, about: str | None = None) -> tuple[Presence, int]:
     except (TypeError, ValueError, AttributeError):  # a state edited by hand: the log is read again whole
         found = Presence()
         data, size, _ = _log_past(path, 0)
-    for line in data.decode("utf-8", errors="replace").split("\n"):
-        record = _record(line)
-        if record is not None:
-            found.add(record)
+    for record in _records(data):
+        found.add(record)
     return found, size
+
+
+def _records(data: bytes) -> list[dict]:
+    """The records of whole log lines: parsed as one JSON array when every line is an object on its own (the
+    common case, one parse), else line by line, a torn or hand-edited line skipped."""
+    lines = [line for line in data.decode("utf-8", errors="replace").split("\n") if line]
+    if all(line.startswith("{") and line.endswith("}") for line in lines):
+        try:
+            parsed = json.loads("[" + ",".join(lines) + "]")
+        except (ValueError, RecursionError):
+            parsed = None
+        if isinstance(parsed, list) and len(parsed) == len(lines):
+            return [record for record in parsed if isinstance(record, dict) and _time(record.get("at"))]
+    return [record for record in map(_record, lines) if record is not None]
 
 
 def _may_name(needle: bytes, raw: bytes, state: dict | None, data: bytes) -> bool:
@@ -424,9 +436,7 @@ def _load_state(found: Presence, state: dict) -> None:
         if isinstance(branch, str) and isinstance(sha, str) and _time(at):
             found.moves[str(top)] = (branch, sha, float(at))
     for top, names in dict(edits or {}).items():
-        for name, at in dict(names).items():
-            if _time(at):
-                found.edits[(str(top), str(name))] = float(at)
+        found.edits.update({(str(top), str(name)): float(at) for name, at in dict(names).items() if _time(at)})
 
 
 def _record(line: str) -> dict | None:

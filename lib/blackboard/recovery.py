@@ -12,6 +12,7 @@ import time
 from . import handoff, session
 from .clock import describe_age, epoch_seconds
 from .errors import BlackboardError
+from .fsutil import refuse_links
 from .live import Liveness, of_process, same_process
 from .meta import ABANDONED, ACTIVE, ENDED, Meta, update_meta
 from .paths import META_FILE, PathResolver
@@ -62,15 +63,17 @@ def recover(
     Each session's metadata is read through ``liveness``, which SessionStart asks again after.
     """
     liveness = liveness or Liveness(resolver, settings)
-    abandoned = []
+    abandoned: list[str] = []
+    try:
+        refuse_links(resolver.root, resolver.sessions_dir)  # once for all: then each folder itself
+    except (BlackboardError, OSError):  # a link, or a file where a folder should be: no session to recover
+        return abandoned
     for session_id in active_session_ids(resolver):
         if session_id == current:
             continue
         if deadline is not None and time.monotonic() >= deadline:
             break  # the rest are recovered by the next start
-        try:
-            session_dir(resolver, session_id)
-        except BlackboardError:
+        if os.path.islink(resolver.get_session_blackboard_dir(session_id)):
             continue  # a link where its folder should be: `blackboard doctor` names it
         meta = liveness.meta(session_id)
         if meta is None or meta.get("status") != ACTIVE:

@@ -316,3 +316,18 @@ def test_session_start_reads_each_live_sessions_metadata_once(
         for proc in others:
             proc.kill()
             proc.wait()
+
+
+LINES = st.one_of(
+    st.builds(lambda p, at: json.dumps({"kind": "edit", "top": "/w", "path": p, "at": at}), NAMES, st.floats(0, 2e9)),
+    st.sampled_from(['{"kind": "edit"', "{}", '{"at": 1e400}', "[1, 2]", '{"a": 1}, {"at": 2}', "", "{"]),
+    st.text(max_size=20),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(LINES, max_size=12))
+def test_the_log_parsed_at_once_says_what_it_says_line_by_line(lines: list[str]) -> None:
+    data = "\n".join(line.replace("\n", " ") for line in lines).encode("utf-8", "surrogatepass")
+    by_line = [live._record(line) for line in data.decode("utf-8", errors="replace").split("\n")]
+    assert live._records(data) == [record for record in by_line if record is not None]

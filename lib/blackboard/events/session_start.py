@@ -26,7 +26,7 @@ from . import board_of, log_failure, note_sync_failure, usable_path
 # Recovering sessions whose end never came, git asked for each, takes at most this long from the
 # hook's start, however many there are; those left are recovered by the next start.
 RECOVERY_SECONDS = 1.0
-MAX_NEIGHBOURS = 8  # other live sessions described in the context; `blackboard who` lists every one
+MAX_NEIGHBOURS = 5  # other live sessions read for the context (about as many as fit its 1 500 characters)
 NEIGHBOUR_FILES = 3  # of the files each edited, the newest named in the context (`blackboard who` names six)
 
 
