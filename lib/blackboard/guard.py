@@ -278,4 +278,5 @@ _ACTS = {
     "overwrite": "overwrite",
     "move": "move or overwrite",
     "rewrite": "rewrite",
+    "unread": "run a git command only the shell can name (`git $VERB`) over",
 }

@@ -17,12 +17,12 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable
 
-from .writes import NOT_FILES, WRITERS, Found, git, join, split_options
+from .writes import NOT_FILES, WRITERS, Found, git, interpreter_code, join, split_options
 
 KINDS = frozenset(
     {
         "stash", "reset", "switch", "restore", "clean", "pull", "rebase", "merge", "cherry-pick", "revert", "am",
-        "sweep", "commit-paths", "commit-staged", "remove", "overwrite", "move", "rewrite",
+        "sweep", "commit-paths", "commit-staged", "remove", "overwrite", "move", "rewrite", "unread",
     }
 )  # fmt: skip
 
@@ -64,7 +64,10 @@ class Effect:
 
 
 # Every command that can yield an effect holds one of these; a command holding none is answered at once.
-_MAY_WRITE = re.compile(r"git|rm|mv|cp|tee|sed|perl|truncate|patch|dd|install|ln|delete|unlink|shred|>")
+_MAY_WRITE = re.compile(
+    r"git|rm|mv|cp|tee|sed|perl|truncate|patch|dd|install|ln|delete|unlink|shred|>|rsync|tar|unzip"
+    r"|python|pypy|node|ruby|php|bun"
+)
 _UNQUOTED = re.compile(r"[\\'\"]")
 WORDS_SHOWN = 300  # characters of a command kept in ``Effect.words``, for a reason a person reads
 # Nesting of subshells, groups, substitutions and ``bash -c`` read before judging by words. Text nested
@@ -211,6 +214,7 @@ class _Reader:
     def __init__(self, text: str, found: list[Effect], limits: _Limits) -> None:
         self.text, self.pos, self.found, self.limits = text, 0, found, limits
         self.heredocs: list[_Heredoc] = []
+        self.piped: str | None = None  # the text `echo`/`printf` writes into the pipe to the next command
 
     def nested(self, text: str, place: _Place) -> None:
         """Read ``text`` (``bash -c``, ``eval``, backticks, a heredoc fed to a shell) as commands at ``place``."""
@@ -293,7 +297,9 @@ class _Reader:
             else:
                 break
             last = self.pos
-        return value, self.judge(words, redirects, place, self.text[start:last])
+        moved = self.judge(words, redirects, place, self.text[start:last])
+        self.piped = _printed(words) if value in ("|", "|&") else None  # what the next command reads
+        return value, moved
 
     def skip_space(self) -> int:
         """Skips blanks and a comment; returns where the next token starts."""
@@ -492,12 +498,40 @@ class _Reader:
         if words[0] in _SHELLS and any(operator.startswith("<<") for operator, _ in redirects):
             for heredoc in self.heredocs:
                 heredoc.shell = heredoc.shell or place.copy()
+        script = _stdin_script(words, redirects, self.piped)
+        if script is not None:  # `bash <<< "git stash"`, `echo 'git stash' | sh`: commands read from stdin
+            self.nested(script, place.copy())
         for where in (place.cwd, *place.also):
             for kind, cwd, paths, whole in _command(words, where, self):
                 files = tuple(path for path in paths if not path.startswith(("<(", ">(")))  # `tee >(grep x)`: a pipe
                 if files or whole or kind == "commit-staged":  # a plain commit takes what is staged, named nowhere
                     self.found.append(Effect(kind, cwd, files, whole or _unknown(cwd, files), shown))
         return None
+
+
+def _printed(words: list[str]) -> str | None:
+    """What ``echo`` or ``printf`` (a format with no arguments) prints, its escapes read; None for another command."""
+    name = posixpath.basename(words[0]) if words else ""
+    args = words[1:]
+    if name == "echo":
+        while args and re.fullmatch(r"-[neE]+", args[0]):
+            args = args[1:]
+        return " ".join(args).replace("\\n", "\n")
+    if name == "printf" and args:
+        return "\n".join(args).replace("\\n", "\n")  # a format and its arguments: read as one text, each a line
+    return None
+
+
+def _stdin_script(words: list[str], redirects: list[tuple[str, str]], piped: str | None) -> str | None:
+    """The commands a shell reads from its input, when the command line shows them: a here-string, or what
+    ``echo``/``printf`` pipes into it. None for a shell given ``-c`` or a script file, or another command."""
+    if posixpath.basename(words[0]) not in _SHELLS:
+        return None
+    options, operands, after = split_options(words[1:], "o", ("--rcfile", "--init-file"))
+    if "-c" in options or (operands + after and "-s" not in options):
+        return None
+    herestrings = [target for operator, target in redirects if operator == "<<<"]
+    return herestrings[-1] if herestrings else piped
 
 
 def _unknown(cwd: str, paths: Iterable[str]) -> bool:
@@ -526,6 +560,9 @@ def _command(words: list[str], cwd: str, reader: _Reader) -> Found:
         return git(args, cwd)
     if name in WRITERS:
         return [(kind, cwd, paths, whole) for kind, paths, whole in WRITERS[name](args)]
+    code = interpreter_code(name, args)
+    if code:
+        return [(kind, cwd, paths, whole) for kind, paths, whole in code]
     if name == "find":
         return _find(args, cwd, reader)
     if name == "xargs":
@@ -574,7 +611,40 @@ def _command_builtin(args: list[str], cwd: str, reader: _Reader) -> Found:
     return _after_options("")(args, cwd, reader)
 
 
+def _with_command_option(short: str, long: tuple[str, ...] = (), skip: int = 0, letter: str = "c") -> _Run:
+    """A wrapper that runs ``-c TEXT`` through a shell, else (after ``skip`` operands) a command:
+    ``flock LOCK -c 'git stash'``, ``flock LOCK git stash``, ``su -c …``, ``script -c …``."""
+
+    def run(args: list[str], cwd: str, reader: _Reader) -> Found:
+        for index, arg in enumerate(args[:-1]):
+            if arg == "--command" or (arg[:1] == "-" and arg[1:2] != "-" and arg.endswith(letter)):  # `-qc`
+                reader.nested(args[index + 1], _Place(cwd))
+                return []
+        return _after_options(short, long, skip)(args, cwd, reader) if skip >= 0 else []
+
+    return run
+
+
+def _watch(args: list[str], cwd: str, reader: _Reader) -> Found:
+    """``watch git stash``: its words, joined, run by ``sh -c`` again and again."""
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        index += 2 if args[index] in ("-n", "--interval", "-q", "--equexit") else 1
+    if args[index:]:
+        reader.nested(" ".join(args[index:]), _Place(cwd))
+    return []
+
+
 _WRAPPERS = {
+    "flock": _with_command_option("wE", ("--timeout", "--wait", "--conflict-exit-code"), skip=1),
+    "su": _with_command_option("", skip=-1),  # without -c, a login shell: nothing read
+    "runuser": _with_command_option("ugG", ("--user", "--group", "--supp-group")),
+    "script": _with_command_option("", skip=-1),
+    "watch": _watch,
+    "setsid": _after_options(""),
+    "taskset": _after_options("", skip=1),
+    "chrt": _after_options("TPD", skip=1),
+    "xvfb-run": _after_options("nsfepw", ("--server-num", "--server-args", "--auth-file", "--error-file")),
     "sudo": _after_options("ugCDhprtUTR", ("--user", "--group", "--chdir"), chdir=("-D", "--chdir")),
     "doas": _after_options("uC"),
     "env": _after_options("uCS", ("--unset", "--chdir", "--split-string"), chdir=("-C", "--chdir")),

@@ -7,6 +7,7 @@ functions over argument lists, the words of one command after the shell has read
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 
 NOT_FILES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
@@ -76,6 +77,11 @@ def git(args: list[str], cwd: str) -> Found:
     if index >= len(args):
         return []
     verb, rest = args[index], args[index + 1 :]
+    if "$" in verb or "`" in verb:  # `git $VERB`, `git "$(…)"`: only the shell knows which verb runs
+        return [("unread", cwd, [], True)]
+    if verb == "worktree" and rest[:1] == ["remove"]:  # another checkout, and every change in it, goes
+        targets = [arg for arg in rest[1:] if not arg.startswith("-")]
+        return [("clean", join(cwd, targets[0]), [], True)] if targets else []
     if aliases.get(verb):  # `git -c alias.x=stash x`; aliases of the person's config are not read (no I/O here)
         verb, rest = (aliases[verb] + rest)[0], (aliases[verb] + rest)[1:]
     if verb in _GIT_WHOLE:
@@ -206,6 +212,37 @@ def _git_bisect(rest: list[str]) -> Judged:
     return [] if rest[:1] in (["log"], ["view"], ["visualize"], ["terms"], ["help"]) else [("switch", [], True)]
 
 
+def _git_read_tree(rest: list[str]) -> Judged:
+    """``read-tree`` replaces the index (and with ``-u`` the files): what every session staged goes."""
+    return [] if {"-n", "--dry-run"} & set(split_options(rest)[0]) else [("reset", [], True)]
+
+
+def _git_checkout_index(rest: list[str]) -> Judged:
+    """``checkout-index -f`` writes the index's version over the files named, or over all with ``-a``."""
+    options, operands, after = split_options(rest, "", ("--prefix", "--stage"))
+    if not {"-f", "--force"} & set(options):
+        return []  # an existing file is left as it is
+    every = {"-a", "--all", "--stdin"} & set(options)
+    return [("restore", [], True)] if every else [("restore", operands + after, False)]
+
+
+def _git_update_index(rest: list[str]) -> Judged:
+    """``update-index`` stages, removes or hides (``--assume-unchanged``, ``--skip-worktree``) the files named:
+    hidden, another session's changes would look committed. Without names (``--again``, ``--stdin``), any."""
+    options, operands, after = split_options(rest, "", ("--cacheinfo", "--chmod", "--index-version"))
+    paths = operands + after
+    if not paths or {"-g", "--again", "--stdin", "--index-info"} & set(options):
+        return [("sweep", [], True)]
+    return [("sweep", paths, False)]
+
+
+def _git_moves_head(rest: list[str]) -> Judged:
+    """``update-ref HEAD …`` and ``symbolic-ref HEAD refs/heads/x`` move the checkout's HEAD, as a switch does."""
+    options, operands, _ = split_options(rest, "m")
+    writes = len(operands) >= 2 or "-d" in options or "--delete" in options
+    return [("switch", [], True)] if writes and operands[:1] == ["HEAD"] else []
+
+
 _GIT_VERBS = {
     "stash": _git_stash,
     "reset": _git_reset,
@@ -218,6 +255,11 @@ _GIT_VERBS = {
     "rm": _git_rm,
     "mv": _git_mv,
     "bisect": _git_bisect,
+    "read-tree": _git_read_tree,
+    "checkout-index": _git_checkout_index,
+    "update-index": _git_update_index,
+    "update-ref": _git_moves_head,
+    "symbolic-ref": _git_moves_head,
 }
 
 
@@ -276,9 +318,38 @@ def _sed(args: list[str]) -> Judged:
 def _perl(args: list[str]) -> Judged:
     options, operands, after = split_options(args, "eE", (), attached="iIlmMx0dDC")
     if "-i" not in options:
-        return []
+        return inline_code(options.get("-e") or options.get("-E") or "")
     files = (operands if {"-e", "-E"} & set(options) else operands[1:]) + after
     return [("rewrite", files, False)] if files else []
+
+
+# Code given on an interpreter's command line (`python -c`, `node -e`) that may write: a call that removes,
+# moves, copies or writes, or a file opened to write. What it writes is what its string literals name.
+_WRITING_CODE = re.compile(
+    r"remove|unlink|rmtree|rmdir|rmSync|rename|replace|truncate|move|copy|write|(?:open|File)\b[^;]*['\"][wa]b?\+?['\"]"
+)
+_LITERAL = re.compile(r"'([^'\\\n]{1,300})'" + r'|"([^"\\\n]{1,300})"')
+INTERPRETERS = {"node": "e", "nodejs": "e", "ruby": "e", "php": "r", "bun": "e"}  # and python's -c
+
+
+def interpreter_code(name: str, args: list[str]) -> Judged:
+    """``python -c CODE``, ``node -e CODE``, ``ruby -e``, ``php -r``: what the code may write (``inline_code``)."""
+    letter = "c" if re.fullmatch(r"python[0-9.]*|pypy[0-9.]*", name) else INTERPRETERS.get(name)
+    if not letter:
+        return []
+    for index, arg in enumerate(args[:-1]):
+        if arg in (f"-{letter}", "--eval", "--command"):
+            return inline_code(args[index + 1])
+    return []
+
+
+def inline_code(code: str) -> Judged:
+    """The files code on a command line names in its string literals, when it may write (``_WRITING_CODE``)."""
+    if not _WRITING_CODE.search(code):
+        return []
+    named = [a or b for a, b in _LITERAL.findall(code)]
+    paths = [path for path in named if path.strip() and not any(char.isspace() for char in path)]
+    return [("rewrite", paths, False)] if paths else []
 
 
 def _truncate(args: list[str]) -> Judged:
@@ -304,6 +375,31 @@ def _dd(args: list[str]) -> Judged:
     return [("overwrite", targets, False)] if targets else []
 
 
+def _rsync(args: list[str]) -> Judged:
+    """``rsync … DEST``: what is under the destination (a file, or a folder and all in it) may be replaced."""
+    _, operands, after = split_options(args, "eBfT", ("--rsh", "--filter", "--exclude", "--include", "--temp-dir"))
+    operands += after
+    local = [path for path in operands[-1:] if ":" not in path.split("/")[0]]  # `host:dir` is another machine
+    return [("overwrite", local, False)] if len(operands) >= 2 and local else []
+
+
+def _tar(args: list[str]) -> Judged:
+    """``tar x``: the archive's files land under ``-C DIR`` (else here), over what is there."""
+    first = args[0] if args and not args[0].startswith("-") else ""  # `tar xzf a.tgz`: old-style letters
+    options, _, _ = split_options(args[1:] if first else args, "fCbHIKLNTVX", ("--directory", "--file"))
+    if "x" not in first and not {"-x", "--extract", "--get"} & set(options):
+        return []
+    return [("overwrite", [options.get("-C") or options.get("--directory") or "."], False)]
+
+
+def _unzip(args: list[str]) -> Judged:
+    """``unzip A.zip``: its files land under ``-d DIR`` (else here); ``-l``, ``-t``, ``-v``, ``-Z`` only list."""
+    options, _, _ = split_options(args, "dx")
+    if {"-l", "-t", "-v", "-Z", "-p", "-c", "-z"} & set(options):
+        return []
+    return [("overwrite", [options.get("-d") or "."], False)]
+
+
 WRITERS = {
     "rm": _remove,
     "rmdir": _remove,
@@ -319,4 +415,7 @@ WRITERS = {
     "truncate": _truncate,
     "patch": _patch,
     "dd": _dd,
+    "rsync": _rsync,
+    "tar": _tar,
+    "unzip": _unzip,
 }

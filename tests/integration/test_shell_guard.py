@@ -240,6 +240,17 @@ def test_with_no_other_live_session_a_stash_says_nothing(run_hook, project: Path
         pytest.param("echo x > innocent.txt", id="through-a-linked-file"),
         pytest.param("rm lib/auth.py", id="through-a-linked-folder"),
         pytest.param("rm {top}/../current/src/auth.py", id="absolute-through-a-link"),
+        pytest.param('echo "git stash" | sh', id="piped-to-a-shell"),
+        pytest.param('bash <<< "git reset --hard"', id="here-string"),
+        pytest.param("V=stash; git $V", id="verb-in-a-variable"),
+        pytest.param("flock /tmp/lock git stash", id="flock"),
+        pytest.param("setsid git stash", id="setsid"),
+        pytest.param("git update-index --assume-unchanged src/auth.py", id="hidden-from-status"),
+        pytest.param("git read-tree -u --reset HEAD", id="read-tree"),
+        pytest.param("git checkout-index -f -a", id="checkout-index"),
+        pytest.param("git symbolic-ref HEAD refs/heads/other", id="symbolic-ref"),
+        pytest.param("python3 -c \"import os; os.remove('src/auth.py')\"", id="python-c"),
+        pytest.param("tar xf /tmp/any.tar", id="tar-extract-here"),
     ],
 )
 def test_forms_an_attack_found_are_asked_about(run_hook, project: Path, a_holds, command: str) -> None:

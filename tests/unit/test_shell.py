@@ -292,6 +292,49 @@ COMPOUND = [
     pytest.param("'git' \"stash\"", [whole("stash")], id="quoted-words"),
 ]
 
+# Issue 38's attack round: commands that reach the files by a way the first reading did not see.
+REACHED = [
+    pytest.param('echo "git stash" | sh', [whole("stash")], id="echo-piped-to-a-shell"),
+    pytest.param("printf 'git stash\\n' | bash", [whole("stash")], id="printf-piped-to-a-shell"),
+    pytest.param('bash <<< "git reset --hard"', [whole("reset")], id="here-string-to-a-shell"),
+    pytest.param('echo "git stash" | grep stash', [], id="echo-piped-to-a-reader"),
+    pytest.param("echo hi | sh -c cat", [], id="a-shell-given-its-script"),
+    pytest.param("V=stash; git $V", [whole("unread")], id="git-verb-in-a-variable"),
+    pytest.param('git "$(echo stash)"', [whole("unread")], id="git-verb-substituted"),
+    pytest.param("flock /tmp/l git stash", [whole("stash")], id="flock"),
+    pytest.param("flock -w 5 /tmp/l -c 'git stash'", [whole("stash")], id="flock-c"),
+    pytest.param("setsid git stash", [whole("stash")], id="setsid"),
+    pytest.param("taskset -c 0 git stash", [whole("stash")], id="taskset"),
+    pytest.param("chrt 10 git stash", [whole("stash")], id="chrt"),
+    pytest.param("su -c 'git stash' bob", [whole("stash")], id="su-c"),
+    pytest.param("runuser -u bob -- git stash", [whole("stash")], id="runuser"),
+    pytest.param("script -qc 'git stash' /dev/null", [whole("stash")], id="script-c"),
+    pytest.param("watch -n 1 git stash", [whole("stash")], id="watch"),
+    pytest.param("xvfb-run -a git stash", [whole("stash")], id="xvfb-run"),
+    pytest.param("git read-tree HEAD", [whole("reset")], id="read-tree"),
+    pytest.param("git read-tree -n HEAD", [], id="read-tree-dry-run"),
+    pytest.param("git update-index --assume-unchanged src/a.py", [paths("sweep", "src/a.py")], id="update-index"),
+    pytest.param("git checkout-index -f -a", [whole("restore")], id="checkout-index-all"),
+    pytest.param("git checkout-index -f -- src/a.py", [paths("restore", "src/a.py")], id="checkout-index-path"),
+    pytest.param("git checkout-index -a", [], id="checkout-index-keeps-existing-files"),
+    pytest.param("git update-ref HEAD HEAD~1", [whole("switch")], id="update-ref-head"),
+    pytest.param("git symbolic-ref HEAD refs/heads/other", [whole("switch")], id="symbolic-ref-head"),
+    pytest.param("git symbolic-ref HEAD", [], id="symbolic-ref-read"),
+    pytest.param("git worktree remove --force ../other", [whole("clean", "/other")], id="worktree-remove"),
+    pytest.param("python3 -c \"import os; os.remove('src/a.py')\"", [paths("rewrite", "src/a.py")], id="python-c"),
+    pytest.param("python -c \"print(open('src/a.py').read())\"", [], id="python-c-reading"),
+    pytest.param("perl -e 'unlink \"src/a.py\"'", [paths("rewrite", "src/a.py")], id="perl-e"),
+    pytest.param('node -e \'require("fs").rmSync("build")\'', [paths("rewrite", "fs", "build")], id="node-e"),
+    pytest.param("python -m pytest -q", [], id="python-module"),
+    pytest.param("rsync -a /tmp/x/ src/", [paths("overwrite", "src/")], id="rsync"),
+    pytest.param("rsync -a src/ host:/backup/", [], id="rsync-to-another-machine"),
+    pytest.param("tar xzf /tmp/x.tgz -C src", [paths("overwrite", "src")], id="tar-x"),
+    pytest.param("tar -xf x.tar", [paths("overwrite", ".")], id="tar-x-here"),
+    pytest.param("tar czf out.tgz src", [], id="tar-c"),
+    pytest.param("unzip -o x.zip -d src", [paths("overwrite", "src")], id="unzip"),
+    pytest.param("unzip -l x.zip", [], id="unzip-list"),
+]
+
 UNREADABLE = [
     pytest.param("echo 'unbalanced; git stash", ["stash"], id="open-single-quote"),
     pytest.param('echo "x; git reset --hard', ["reset"], id="open-double-quote"),
@@ -322,6 +365,11 @@ def test_shell_writes(command: str, expected: list) -> None:
 
 @pytest.mark.parametrize(("command", "expected"), COMPOUND)
 def test_compound_commands_are_read_whole(command: str, expected: list) -> None:
+    assert _seen(command) == expected
+
+
+@pytest.mark.parametrize(("command", "expected"), REACHED)
+def test_every_way_a_command_reaches_the_files_is_read(command: str, expected: list) -> None:
     assert _seen(command) == expected
 
 
@@ -411,7 +459,7 @@ def test_words_are_cut_for_a_huge_segment() -> None:
 
 
 def test_every_kind_is_declared() -> None:
-    tables = GIT + WRITES + COMPOUND
+    tables = GIT + WRITES + COMPOUND + REACHED
     seen = {kind for param in tables for (kind, *_) in param.values[1]}
     assert seen <= KINDS
     assert KINDS - seen == set()
