@@ -11,6 +11,8 @@ the rest. Whose branch is ``branch``'s. Other sessions' words are quoted as data
 
 from __future__ import annotations
 
+import glob
+import itertools
 import os
 import re
 import time
@@ -31,6 +33,7 @@ EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 NO_ONE_TO_ASK = ("bypassPermissions", "dontAsk")  # modes that never show the person a question
 MAX_FILES_NAMED = 5  # files at stake a reason names
 SHARES = re.compile(r"\bblackboard\b[^;&|\n]*\bshare\b(?![^;&|\n]*--remove)")
+MAX_EXPANDED = 1000  # files a glob of a command is expanded to, to meet the globs sessions hold
 GIT_SECONDS = 0.5  # for git to say which held files are still uncommitted; past it, all of them are
 
 
@@ -172,24 +175,48 @@ def shell_verdict(
 def _by_checkout(effects: list[shell.Effect], own_top: str) -> dict[str, list[shell.Effect]]:
     """The effects grouped by the checkout they land in, each path as a path from that checkout's top.
 
-    Links are resolved: a path through a linked folder or to a linked file (``innocent.txt -> src/auth.py``),
-    a ``cwd`` given through a link, and a path that reaches another worktree (``rm ../review/a.py``) are
-    judged where the file really is. A ``cwd`` only the shell knows (``cd $DIR``) is taken as the session's own;
-    ``shell.effects`` has made ``~/x`` whole already (its home is the shell's to say).
+    A command in a submodule or nested repository of the session's checkout lands in that checkout, under
+    the nested repository's folder. Links are resolved: a path through a linked folder or to a linked file
+    (``innocent.txt -> src/auth.py``), a ``cwd`` given through a link, and a path that reaches another
+    worktree (``rm ../review/a.py``) are judged where the file really is, and a glob as well as the files it
+    names now. A ``cwd`` only the shell knows (``cd $DIR``) is taken as the session's own; ``shell.effects``
+    has made ``~/x`` whole already (its home is the shell's to say).
     """
     grouped: dict[str, list[shell.Effect]] = {}
     for effect in effects:
         base = os.path.realpath(effect.cwd) if os.path.isabs(effect.cwd) else own_top
         if effect.whole or not effect.paths:
-            grouped.setdefault(checkout_of(base) or own_top, []).append(effect)
+            top = checkout_of(base) or own_top
+            if _within(top, own_top) and effect.kind != "commit-staged":  # `git -C vendor/hal stash`: all of it
+                inner = shell.Effect(effect.kind, own_top, (os.path.relpath(top, own_top),), False, effect.words)
+                grouped.setdefault(own_top, []).append(inner)
+            else:
+                grouped.setdefault(top, []).append(effect)
             continue
-        for written in effect.paths:
+        for written in _expanded(base, effect.paths):
             real = os.path.realpath(os.path.join(base, written))
             top = checkout_of(real if os.path.isdir(real) else os.path.dirname(real))
             if top is not None:
+                top = own_top if _within(top, own_top) else top
                 landed = shell.Effect(effect.kind, top, (os.path.relpath(real, top),), False, effect.words)
                 grouped.setdefault(top, []).append(landed)
     return grouped
+
+
+def _expanded(base: str, written: tuple[str, ...]) -> list[str]:
+    """The paths as written, and what each glob among them names on the disk now, as the shell will expand it
+    (``rm docs/in*`` removes ``docs/intro.md``, which a held ``docs/*.md`` covers); at most ``MAX_EXPANDED``."""
+    found = list(written)
+    for pattern in written:
+        if any(char in pattern for char in "*?["):
+            found += itertools.islice(glob.iglob(os.path.join(glob.escape(base), pattern)), MAX_EXPANDED)
+    return found
+
+
+def _within(top: str, own_top: str) -> bool:
+    """Whether checkout ``top`` is a submodule or nested repository of the session's own checkout: its files are
+    held by their path from the session's checkout (``vendor/hal/gpio.c``), as edits name them."""
+    return top != own_top and top.startswith(own_top.rstrip("/") + "/")
 
 
 def _staged(group: list[shell.Effect], top: str, settings: Settings, deadline: float) -> set[str] | None:

@@ -207,3 +207,29 @@ def test_who_works_from_a_terminal_with_no_session(run_hook, project: Path, two:
     )
     assert shown.returncode == 0, shown.stderr
     assert "- a1: this checkout" in shown.stdout and "- b2: this checkout" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("git -C vendor/hal stash", id="git-C"),
+        pytest.param("cd vendor/hal && git reset --hard", id="cd-then-reset"),
+        pytest.param("git -C vendor/hal checkout -- gpio.c", id="restore-a-path"),
+        pytest.param("rm vendor/hal/gpio.c", id="rm"),
+    ],
+)
+def test_a_command_inside_a_nested_repository_is_guarded_from_the_checkout(
+    run_hook, project: Path, two: tuple, command: str
+) -> None:
+    """A stash or reset run in a submodule or nested repository destroys the files a live session edited there."""
+    nested = project / "vendor" / "hal"
+    nested.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(nested)], check=True)
+    (nested / "gpio.c").write_text("int x;\n")
+    run_hook("PostToolUse", _edit("a1", project, nested / "gpio.c", "PostToolUse"), env=two[0])
+
+    bash = _tool("b2", project, "Bash", {"command": command}, "PreToolUse", mode="bypassPermissions")
+    output = _output(run_hook("PreToolUse", bash))
+
+    assert output.get("permissionDecision") == "deny", command
+    assert '"vendor/hal/gpio.c"' in output["permissionDecisionReason"]

@@ -312,3 +312,15 @@ def test_naming_files_shared_is_asked_about_while_someone_holds_work(run_hook, p
     result = run_hook("PreToolUse", _bash("b2", project, "blackboard share '*'", mode="bypassPermissions"))
     assert _decision(result) == "deny"
     assert _decision(run_hook("PreToolUse", _bash("b2", project, "blackboard share --remove x"))) is None
+
+
+@pytest.mark.parametrize("command", ["rm docs/in*", "rm docs/*.md", "rm -r doc?", "sed -i s/a/b/ docs/[a-z]*.md"])
+def test_a_glob_written_that_meets_a_glob_held_is_asked_about(run_hook, project: Path, a_holds, command: str) -> None:
+    """The shell expands `docs/in*` from the disk: where it names a file a held glob (`docs/*.md`) covers, it is
+    that file's work at stake."""
+    (project / "docs").mkdir()
+    (project / "docs" / "intro.md").write_text("intro\n")
+    (project / "docs" / "notes.txt").write_text("x\n")
+    assert _cli(project, "a1", "hold", "docs/*.md", "--reason", "rewriting").returncode == 0
+    assert _decision(run_hook("PreToolUse", _bash("b2", project, command))) == "ask", command
+    assert _decision(run_hook("PreToolUse", _bash("b2", project, "rm docs/no*"))) is None  # notes.txt: not held
