@@ -195,11 +195,11 @@ def _by_checkout(effects: list[shell.Effect], own_top: str) -> dict[str, list[sh
             continue
         for written in _expanded(base, effect.paths):
             real = os.path.realpath(os.path.join(base, written))
-            top = checkout_of(real if os.path.isdir(real) else os.path.dirname(real))
-            if top is not None:
-                top = own_top if _within(top, own_top) else top
-                landed = shell.Effect(effect.kind, top, (os.path.relpath(real, top),), False, effect.words)
-                grouped.setdefault(top, []).append(landed)
+            landing = checkout_of(real if os.path.isdir(real) else os.path.dirname(real))
+            if landing is not None:
+                landing = own_top if _within(landing, own_top) else landing
+                landed = shell.Effect(effect.kind, landing, (os.path.relpath(real, landing),), False, effect.words)
+                grouped.setdefault(landing, []).append(landed)
     return grouped
 
 
