@@ -15,7 +15,7 @@ from .fsutil import read_text
 from .ids import validate_session_id
 from .ledger import CLOSED_STATUSES, Item, Ledger, board_key
 from .live import Liveness
-from .machines import continue_from
+from .machines import CopyResolver, continue_from, copies_of
 from .meta import ACTIVE, Meta, read_meta, read_meta_or_none, update_meta, written_here
 from .paths import BOARD_FILES, PathResolver
 from .registry import active_session_ids, find_owner, last_active, list_sessions, session_dir
@@ -390,6 +390,9 @@ def _find(resolver: PathResolver, session_id: str, source: str, cap: int, settin
     owner = find_owner(resolver, session_id)
     if owner is None and writing and continue_from(resolver, session_id):
         owner = resolver  # another machine's session: writing to it goes on in a copy here (ADR 30)
+    if owner is None and not writing and copies_of(resolver, session_id):  # read where sync keeps it
+        source = copies_of(resolver, session_id)[0][0]
+        return Board(CopyResolver(resolver, source), session_id, f"{source} (another machine's, by sync)", cap)
     if owner is resolver:
         return Board(resolver, session_id, source, cap, Liveness(resolver, settings))
     if owner is not None:  # the agent changed directory into another project

@@ -97,6 +97,41 @@ def copies_of(resolver: PathResolver, session_id: str) -> list[tuple[str, str]]:
     return [(source, folder) for _, source, folder in sorted(found, reverse=True)]
 
 
+class CopyResolver(PathResolver):
+    """The paths of one machine's copies as a project's own: ``blackboard show`` and ``handoff`` read another
+    machine's session through it, as they read one of this machine's. Nothing writes through it: a command that
+    writes to such a session goes on in a copy of its own (``continue_from``)."""
+
+    def __init__(self, resolver: PathResolver, source: str) -> None:
+        super().__init__(resolver.root, resolver.project)
+        self.source = source
+        self.copies = copies_dir(resolver, source)  # checks ``source``
+
+    @property
+    def sessions_dir(self) -> str:
+        return os.path.join(self.copies, "sessions")
+
+    def handoff_path(self, session_id: str) -> str:
+        return copy_handoff(self, self.source, session_id)
+
+
+def copies(resolver: PathResolver) -> list[tuple[str, str]]:
+    """``(source, session id)`` of every other machine's session held here that this machine has none of: the
+    newest copy of each."""
+    own = set(names_in(resolver.sessions_dir))
+    newest: dict[str, tuple[float, str]] = {}
+    for source in sources(resolver):
+        folder = os.path.join(copies_dir(resolver, source), "sessions")
+        for session_id in filter(is_session_id, names_in(folder)):
+            try:
+                when = os.lstat(os.path.join(folder, session_id, META_FILE)).st_mtime
+            except OSError:
+                continue
+            if session_id not in own and when > newest.get(session_id, (-1.0, ""))[0]:
+                newest[session_id] = (when, source)
+    return [(source, session_id) for session_id, (_, source) in newest.items()]
+
+
 def continue_from(resolver: PathResolver, session_id: str) -> str | None:
     """Go on here from another machine's copy of ``session_id``: copy it into ``sessions/``, saying where it came
     from (``continues: {machine, session}``); the machine it came from, or None when there is no copy.

@@ -151,6 +151,32 @@ def test_a_session_ended_on_one_machine_is_the_next_sessions_handoff_on_another_
     assert alpha.received() == ["b1"] and beta.received() == ["a1"]
 
 
+def test_another_machines_sessions_are_listed_shown_and_handed_off_here_read_only(machines) -> None:
+    """What arrives from another machine is there to look at: `sessions`, `show` and `handoff` find it where sync
+    keeps it; writing to it goes on in a copy of this machine's own, and alpha's stays as it came."""
+    alpha, beta = machines(2)
+    alpha.session("a1", "alpha found the race in the cache")
+    alpha.cli("sync")
+    beta.context("b1")
+    beta.cli("sync")
+
+    listed = beta.cli("sessions").stdout
+    shown = beta.cli("show", "a1").stdout
+    handed = beta.cli("handoff", "a1").stdout
+    rows = {row["session_id"]: row for row in json.loads(beta.cli("sessions", "--json").stdout)}
+
+    assert "a1" in listed and "host0 (sync)" in listed and "b1" in listed
+    assert rows["a1"]["arrived_by_sync"] is True and len(rows["a1"]["machine"]) == 32
+    assert "alpha found the race in the cache" in shown and "# Session a1 (ended)" in shown
+    assert "alpha found the race in the cache" in handed
+    assert beta.sessions() == ["b1"]  # looked at, not taken
+    beta.cli("note", "beta goes on from it", session="a1")
+    assert beta.sessions() == ["a1", "b1"]
+    assert "beta goes on from it" in beta.cli("show", "a1").stdout
+    rows = [row for row in json.loads(beta.cli("sessions", "--json").stdout) if row["session_id"] == "a1"]
+    assert len(rows) == 1 and rows[0]["arrived_by_sync"] is False  # its own copy now, listed once
+
+
 def test_session_end_pushes_in_the_background_and_returns_at_once(machines, remote: Path) -> None:
     (alpha,) = machines(1)
     alpha.context("a1")

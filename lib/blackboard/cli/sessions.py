@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -10,10 +11,11 @@ from .. import handoff, render
 from ..errors import BlackboardError
 from ..fsutil import read_text
 from ..ids import is_session_id
+from ..machines import CopyResolver, copies, copies_of
 from ..meta import STATUSES, arrived_by_sync
 from ..paths import PathResolver
 from ..redact import redact_remote
-from ..registry import SessionEntry, list_sessions
+from ..registry import SessionEntry, list_sessions, session_entry
 from ..who import ask_uncommitted, neighbours
 from ..who import lines as who_lines
 from .common import (
@@ -35,8 +37,9 @@ from .common import (
 @click.option("--status", type=click.Choice(STATUSES), help="Only sessions in this state.")
 @GLOBAL
 def sessions(all_projects: bool, status: str | None) -> None:
-    """List sessions, newest first."""
+    """List sessions, newest first: this machine's, and those sync brought from your other machines."""
     rows = [_session_row(r, e) for r in resolvers(all_projects) for e in list_sessions(r, status)]
+    rows += [row for r in resolvers(all_projects) for row in _copy_rows(r, status)]
     rows.sort(key=lambda row: (row["started"] or "", row["session_id"]), reverse=True)
     lines = [
         f"{r['session_id']:<38} {r['status'] or 'corrupt':<9} {r['started'] or '-':<20} {r['ended'] or '-':<20} "
@@ -66,6 +69,16 @@ def _session_row(resolver: PathResolver, entry: SessionEntry) -> dict[str, Any]:
         "arrived_by_sync": arrived_by_sync(meta),
         "error": entry.error,
     }
+
+
+def _copy_rows(resolver: PathResolver, status: str | None) -> list[dict[str, Any]]:
+    """Other machines' sessions that sync keeps here (``machines.copies``), as rows marked as such."""
+    rows = []
+    for source, session_id in copies(resolver):
+        row = _session_row(resolver, session_entry(CopyResolver(resolver, source), session_id))
+        if status is None or row["status"] == status:
+            rows.append({**row, "arrived_by_sync": True, "machine": source})
+    return rows
 
 
 def _host_column(row: dict[str, Any]) -> str:
@@ -113,6 +126,8 @@ def handoff_command(session_id: str | None) -> None:
     """Print this project's latest handoff, or the one a given session left."""
     resolver = here()
     path = resolver.handoff_path(session_id) if session_id else resolver.latest_handoff_path()
+    if session_id and not os.path.lexists(path) and copies_of(resolver, session_id):  # another machine's
+        path = CopyResolver(resolver, copies_of(resolver, session_id)[0][0]).handoff_path(session_id)
     text = read_text(path)
     if not text:
         raise BlackboardError(f"no handoff at {path}; a session writes one when it ends")
