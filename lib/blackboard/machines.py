@@ -118,9 +118,10 @@ class CopyResolver(PathResolver):
 def copies(resolver: PathResolver) -> list[tuple[str, str]]:
     """``(source, session id)`` of every other machine's session held here that this machine has none of: the
     newest copy of each."""
-    own = set(names_in(resolver.sessions_dir))
+    held = sources(resolver)
+    own = set(names_in(resolver.sessions_dir)) if held else set()
     newest: dict[str, tuple[float, str]] = {}
-    for source in sources(resolver):
+    for source in held:
         folder = os.path.join(copies_dir(resolver, source), "sessions")
         for session_id in filter(is_session_id, names_in(folder)):
             try:
