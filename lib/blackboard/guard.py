@@ -74,9 +74,9 @@ def edit_verdict(
         return _conflict(here, relative, permission_mode, settings)
     liveness = Liveness(resolver, settings)
     elsewhere = [
-        (edited[1], other, presence, edited[0])
-        for other, presence in others
-        if (edited := presence.last_edit(top, relative)) is not None and edited[0] != top
+        (edited[1], other.session_id, other.presence, edited[0])
+        for other in others
+        if (edited := other.presence.last_edit(top, relative)) is not None and edited[0] != top
     ]
     elsewhere = [entry for entry in elsewhere if liveness.session_is_live(entry[1])]
     if elsewhere:
@@ -137,9 +137,11 @@ def shell_verdict(
     settings: Settings,
     cwd: str | None,
     effects: list[shell.Effect] | None = None,
+    resolver: PathResolver | None = None,
 ) -> Verdict | None:
     """The verdict on a shell command of ``session_id``; None when it only reads, or touches nothing another live
-    session holds. ``effects``: what ``shell.effects`` read of it, when the caller has read it already.
+    session holds. ``effects``: what ``shell.effects`` read of it, and ``resolver``: the project of ``cwd``, when
+    the caller has them already.
 
     What the command would do is read from its text (``shell.effects``). An effect on the whole
     checkout (a stash, a reset, a switch of branch, a pull, ``git add -A``…) is at stake whenever
@@ -153,17 +155,20 @@ def shell_verdict(
     own_top = checkout_of(cwd)
     if not effects or own_top is None:
         return None
-    resolver = PathResolver(settings.root, identify_project(own_top))
+    if resolver is None or resolver.project.toplevel != own_top:
+        resolver = PathResolver(settings.root, identify_project(own_top))
     if not os.path.isfile(resolver.meta_path(session_id)):
         return None  # a session this plugin never started: none of its business
     others = holds.presences(resolver, session_id, time.time() - settings.edit_window)
-    if not any(presence.edits or presence.holds for _, presence in others):
+    if not any(other.presence.edits or other.presence.holds for other in others):
         return None  # nobody else wrote or holds anything: the common case costs no git
     deadline = time.monotonic() + GIT_SECONDS
     stakes: list[tuple[holds.Holder, list[str], shell.Effect]] = []
     for top, group in _by_checkout(effects, own_top).items():
         staged = _staged(group, top, settings, deadline)
-        for holder in holds.holders(resolver, settings, others, top, deadline, _reached_by(group, top, staged)):
+        whole = any(effect.whole and effect.kind != "commit-staged" for effect in group)
+        reached = _reached_by(group, top, staged)
+        for holder in holds.holders(resolver, settings, others, top, deadline, reached, MAX_NAMED if whole else None):
             for effect in group:
                 at_stake = holder.at_stake(_reached_by([effect], top, staged))
                 if at_stake:

@@ -53,15 +53,30 @@ def matches(glob: str, relative: str) -> bool:
     return any(char in glob for char in "*?[") and fnmatch.fnmatchcase(relative, glob)
 
 
-def presences(
-    resolver: PathResolver, session_id: str, since: float, about: str | None = None
-) -> list[tuple[str, Presence]]:
-    """Every other session with an active marker and what it recorded (its writes after ``since``); live or not.
+class Other:
+    """Another session with an active marker, live or not; what it recorded is read when first asked for."""
+
+    __slots__ = ("session_id", "_path", "_since", "_about", "_presence")
+
+    def __init__(self, session_id: str, path: str, since: float, about: str | None) -> None:
+        self.session_id, self._path, self._since, self._about = session_id, path, since, about
+        self._presence: Presence | None = None
+
+    @property
+    def presence(self) -> Presence:
+        if self._presence is None:
+            self._presence = live.read_presence(self._path, self._since, self._about)
+        return self._presence
+
+
+def presences(resolver: PathResolver, session_id: str, since: float, about: str | None = None) -> list[Other]:
+    """Every other session with an active marker and what it recorded (its writes after ``since``), each read
+    when first asked for: a stash is at stake once any session holds a file.
 
     With ``about`` (one path), only the sessions that may have recorded it or a hold are read whole.
     """
     return [
-        (other, live.read_presence(resolver.live_path(other), since, about))
+        Other(other, resolver.live_path(other), since, about)
         for other in active_session_ids(resolver)
         if other != session_id  # its own files, its subagents' included
     ]
@@ -70,30 +85,40 @@ def presences(
 def holders(
     resolver: PathResolver,
     settings: Settings,
-    others: list[tuple[str, Presence]],
+    others: list[Other],
     top: str,
     deadline: float,
     relevant: Callable[[str], bool] | None = None,
+    enough: int | None = None,
 ) -> list[Holder]:
     """Those of ``others`` (``presences``) that are live and hold something in checkout ``top`` (a real path).
 
-    Only written files ``relevant`` accepts are asked about: git is asked once, before
-    ``deadline``, which of them are still uncommitted; when it cannot say, all of them are held.
+    Only written files ``relevant`` accepts are asked about: git is asked, before ``deadline``,
+    which of them are still uncommitted; when it cannot say, all of them are held. With
+    ``enough``, sessions are read ``enough`` at a time until that many holders are found: what a
+    stash or a reset puts at stake is at stake for one session already, and a person is told of
+    a few (30 live sessions' records are not all read for it).
     """
     now = time.time()
     shared = shared_globs(resolver)
     liveness = Liveness(resolver, settings)
+    step = enough or len(others) or 1
     found: list[Holder] = []
-    for other, presence in others:
-        holder = _holder(other, presence, top, now, shared, relevant)
-        if (holder.files or holder.globs) and liveness.session_is_live(other):
-            found.append(holder)
-    written = sorted({path for holder in found for path in holder.files})
-    open_files = uncommitted_among(top, written, settings.environ, deadline) if written else set()
-    if open_files is not None:
-        for holder in found:
-            holder.files = {path: at for path, at in holder.files.items() if path in open_files}
-    return [holder for holder in found if holder.files or holder.globs]
+    for start in range(0, len(others), step):
+        batch: list[Holder] = []
+        for other in others[start : start + step]:
+            holder = _holder(other.session_id, other.presence, top, now, shared, relevant)
+            if (holder.files or holder.globs) and liveness.session_is_live(other.session_id):
+                batch.append(holder)
+        written = sorted({path for holder in batch for path in holder.files})
+        open_files = uncommitted_among(top, written, settings.environ, deadline) if written else set()
+        if open_files is not None:
+            for holder in batch:
+                holder.files = {path: at for path, at in holder.files.items() if path in open_files}
+        found += [holder for holder in batch if holder.files or holder.globs]
+        if enough is not None and len(found) >= enough:
+            break
+    return found
 
 
 def _holder(

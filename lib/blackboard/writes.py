@@ -325,10 +325,8 @@ def _perl(args: list[str]) -> Judged:
 
 # Code given on an interpreter's command line (`python -c`, `node -e`) that may write: a call that removes,
 # moves, copies or writes, or a file opened to write. What it writes is what its string literals name.
-_WRITING_CODE = re.compile(
-    r"remove|unlink|rmtree|rmdir|rmSync|rename|replace|truncate|move|copy|write|(?:open|File)\b[^;]*['\"][wa]b?\+?['\"]"
-)
-_LITERAL = re.compile(r"'([^'\\\n]{1,300})'" + r'|"([^"\\\n]{1,300})"')
+_WRITING_CODE = r"remove|unlink|rmtree|rmdir|rmSync|rename|replace|truncate|move|copy|write|(?:open|File)\b[^;]*['\"][wa]b?\+?['\"]"  # compiled where code is read: most commands hold none
+_LITERAL = r"'([^'\\\n]{1,300})'" + r'|"([^"\\\n]{1,300})"'
 INTERPRETERS = {"node": "e", "nodejs": "e", "ruby": "e", "php": "r", "bun": "e"}  # and python's -c
 
 
@@ -345,9 +343,9 @@ def interpreter_code(name: str, args: list[str]) -> Judged:
 
 def inline_code(code: str) -> Judged:
     """The files code on a command line names in its string literals, when it may write (``_WRITING_CODE``)."""
-    if not _WRITING_CODE.search(code):
+    if not re.search(_WRITING_CODE, code):
         return []
-    named = [a or b for a, b in _LITERAL.findall(code)]
+    named = [a or b for a, b in re.findall(_LITERAL, code)]
     paths = [path for path in named if path.strip() and not any(char.isspace() for char in path)]
     return [("rewrite", paths, False)] if paths else []
 

@@ -324,3 +324,26 @@ def test_a_glob_written_that_meets_a_glob_held_is_asked_about(run_hook, project:
     assert _cli(project, "a1", "hold", "docs/*.md", "--reason", "rewriting").returncode == 0
     assert _decision(run_hook("PreToolUse", _bash("b2", project, command))) == "ask", command
     assert _decision(run_hook("PreToolUse", _bash("b2", project, "rm docs/no*"))) is None  # notes.txt: not held
+
+
+def test_a_stash_finds_the_one_holder_among_many_whose_work_is_committed(
+    run_hook, project: Path, a_holds, claudes: Start
+) -> None:
+    """Sessions are read a few at a time for a whole-checkout command: the first ones holding nothing (their
+    edits committed) do not end the search before the one that holds work."""
+    _git(project, "commit", "-qam", "a1's work, committed")
+    for n in range(5):
+        session_id = f"c{n}"
+        env = {"CLAUDE_PID": str(claudes().pid)}
+        assert run_hook("SessionStart", start_payload(session_id, project), env=env).returncode == 0
+        path = project / f"mod{n}.py"
+        path.write_text("x = 1\n")
+        _git(project, "add", path.name)
+        _git(project, "commit", "-qm", f"{session_id}'s work")
+        run_hook("PostToolUse", _edit(session_id, project, path, "PostToolUse"), env=env)
+    (project / "mod4.py").write_text("x = 2  # not committed\n")  # only c4 holds anything now
+    result = run_hook("PreToolUse", _bash("b2", project, "git stash"))
+    assert _decision(result) == "ask"
+    reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "session c4" in reason and '"mod4.py" (uncommitted)' in reason
+    assert "session a1" not in reason and "session c0" not in reason

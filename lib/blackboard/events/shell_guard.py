@@ -28,10 +28,12 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str | Non
     effects = shell.effects(command, cwd, os.path.isdir) if cwd and os.path.isabs(cwd) else []
     session_id = optional_str(payload.get("session_id")) or (settings.named_session or ("", ""))[1]
     verdict = None
-    if (effects or "blackboard" in command) and cwd and _others_active(cwd, session_id, settings):
+    resolver = PathResolver.for_cwd(cwd, settings) if (effects or "blackboard" in command) and cwd else None
+    if resolver is not None and cwd and _others_active(resolver, session_id):
         from ..guard import shell_verdict  # a command that may write, with others at work: whose work is it?
 
-        verdict = shell_verdict(session_id, command, payload.get("permission_mode"), settings, cwd, effects)
+        mode = payload.get("permission_mode")
+        verdict = shell_verdict(session_id, command, mode, settings, cwd, effects, resolver)
     if verdict is None:
         if "blackboard" not in command:
             return None
@@ -49,6 +51,6 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str | Non
     return json.dumps(answer)
 
 
-def _others_active(cwd: str, session_id: str, settings: Settings) -> bool:
+def _others_active(resolver: PathResolver, session_id: str) -> bool:
     """Whether any other session of the project is marked active: alone, nothing of anyone's is at stake."""
-    return any(other != session_id for other in active_session_ids(PathResolver.for_cwd(cwd, settings)))
+    return any(other != session_id for other in active_session_ids(resolver))
