@@ -325,7 +325,11 @@ def _perl(args: list[str]) -> Judged:
 
 # Code given on an interpreter's command line (`python -c`, `node -e`) that may write: a call that removes,
 # moves, copies or writes, or a file opened to write. What it writes is what its string literals name.
-_WRITING_CODE = r"remove|unlink|rmtree|rmdir|rmSync|rename|replace|truncate|move|copy|write|(?:open|File)\b[^;]*['\"][wa]b?\+?['\"]"  # compiled where code is read: most commands hold none
+# Compiled where code is read: most commands hold none.
+_WRITING_CODE = (
+    r"remove|unlink|rmtree|rmdir|rmSync|rename|replace|truncate|move|copy|write"
+    r"|(?:open|File)\b[^;]*['\"][wa]b?\+?['\"]"
+)
 _LITERAL = r"'([^'\\\n]{1,300})'" + r'|"([^"\\\n]{1,300})"'
 INTERPRETERS = {"node": "e", "nodejs": "e", "ruby": "e", "php": "r", "bun": "e"}  # and python's -c
 
