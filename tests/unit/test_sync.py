@@ -1148,3 +1148,31 @@ def test_a_reader_reads_the_newest_refs_by_commit_time_each_to_its_bound(
     copies = sorted(p.name for p in Path(alpha.sync_dir).glob("machines/*/sessions/*"))
     assert copies == ["b1", "m0s0", "m0s1", "m1s0", "m1s1"]  # beta's and the two newest: three refs, two each
     assert any("holds over 2 sessions" in line for line in done.refused)
+
+
+def test_what_copies_hold_here_is_measured_whole_once_an_hour_and_near_the_bound(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stat of every copied file was most of a round's time with 5 000 sessions here: between whole measures
+    each import adds what it writes, and the figure stays within the bound."""
+    alpha, beta = _beta_session(tmp_path, bare)  # alpha's first round measured
+    measured: list[int] = []
+    real = sync_round_module.held_bytes
+    monkeypatch.setattr(sync_round_module, "held_bytes", lambda r: measured.append(1) or real(r))
+    first = sync.State.load(alpha)
+    assert first.measured is not None and first.held > 0
+
+    _ended(beta, "b2", "beta")
+    _round(beta, "beta")
+    _round(alpha, "alpha")
+    state = sync.State.load(alpha)
+    assert measured == [] and state.held > first.held  # not measured: b2's files added to the figure
+    assert state.held == real(alpha)  # and the figure is what a measure gives
+
+    state.measured = time.time() - sync_round_module.MEASURE_EVERY - 1  # an hour on
+    state.save(alpha)
+    _round(alpha, "alpha")
+    assert measured == [1]
+    monkeypatch.setattr(importing, "MAX_HELD_BYTES", int(state.held / sync_round_module.NEAR_BOUND) - 1)
+    _round(alpha, "alpha")  # near the bound: every round measures
+    assert measured == [1, 1]

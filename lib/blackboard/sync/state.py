@@ -53,6 +53,8 @@ class State:
         self.overwritten = _str(data, "overwritten")  # when this machine's ref was last found changed by another
         held = data.get("held")
         self.held = held if type(held) is int and held >= 0 else 0  # what copies hold here, as last measured
+        measured = data.get("measured")  # when ``held`` was last measured whole, by this machine's clock
+        self.measured = float(measured) if isinstance(measured, (int, float)) and measured == measured else None
 
     @classmethod
     def load(cls, resolver: PathResolver, remote: str | None = None) -> State:
@@ -102,6 +104,7 @@ class State:
             "active_pushed": self.active,
             "overwritten": self.overwritten,
             "held": self.held,
+            "measured": self.measured,
         }
         atomic_write(resolver.sync_file("state.json"), json.dumps(data) + "\n")  # no indent: the C encoder
 
@@ -127,6 +130,7 @@ SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
     "active_pushed": (list, str),
     "overwritten": ((str, type(None)), object),
     "held": (int, object),
+    "measured": ((int, float, type(None)), object),
 }
 
 
