@@ -48,12 +48,14 @@ def test_killed_writers_leave_every_file_whole(resolver: PathResolver, project: 
             )
             for n in range(3)
         ]
-        time.sleep(rng.uniform(0.2, 0.6))  # past the writers' start, within their work
+        # past the writers' start (their first note written, however loaded the machine), within their work
+        started = [writer.stdout.readline() if writer.stdout else "" for writer in writers]
+        time.sleep(rng.uniform(0.0, 0.4))
         for writer in writers:
             writer.send_signal(signal.SIGKILL)
-        for writer in writers:
+        for first, writer in zip(started, writers):
             out, _ = writer.communicate(timeout=30)
-            for line in out.splitlines():
+            for line in (first + out).splitlines():
                 kind, *rest = line.split()
                 if kind == "note" and len(rest) == 2:
                     acknowledged_notes[rest[1]] = rest[0]
