@@ -530,8 +530,9 @@ SETTER = (
     + r")[ \t]*[,)]"
 )
 # A user and a password handed to code: requests' auth=("u", "p"), HTTPBasicAuth("u", "p"), NetworkCredential…
+# The name is read from its start (a run of word characters is not tried again at each of its letters).
 AUTH_PAIR = (
-    r"(?:(?<![\w.])auth[ \t]*=[ \t]*[(\[]|(?i:\w{0,20}auth|\w{0,30}credentials?(?:\.create)?)\()"
+    r"(?:(?<![\w.])auth[ \t]*=[ \t]*[(\[]|(?i:(?<!\w)\w{0,60}auth|(?<!\w)\w{0,60}credentials?(?:\.create)?)\()"
     r"[ \t]*(?:" + QUOTED + r")[ \t]*,[ \t]*(?P<s>" + QUOTED + r")[ \t]*[)\]]"
 )
 # A secret's name as a literal, then its value: config.set("db", "password", "…"), put("api_token", "…"),
