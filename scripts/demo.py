@@ -247,6 +247,9 @@ def main() -> None:
         CLAUDE_PLUGIN_DATA=str(DATA),
         CLAUDE_ENV_FILE=str(work / "session-env.sh"),
         CLAUDE_CONFIG_DIR=str(work / "claude-config"),  # where Claude Code keeps its own task lists
+        # the most time SessionEnd may give git (1 s of Claude Code's 1.5 s): the demo shows what changed even on
+        # a machine busy enough that git misses the everyday 0.2 s
+        BLACKBOARD_END_GIT_TIMEOUT="1.0",
         **GIT_IDENTITY,
     )
     git(project.parent, "init", "-q", "-b", "main", str(project))
