@@ -17,7 +17,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable
 
-from .writes import NOT_FILES, WRITERS, Found, git, interpreter_code, join, split_options
+from .writes import NOT_FILES, WRITERS, Found, code_from_stdin, git, inline_code, interpreter_code, join, split_options
 
 KINDS = frozenset(
     {
@@ -206,6 +206,7 @@ class _Heredoc:
     def __init__(self, delimiter: str, strip_tabs: bool) -> None:
         self.delimiter, self.strip_tabs = delimiter, strip_tabs
         self.shell: _Place | None = None  # where the shell that reads it as commands runs (`bash <<EOF`)
+        self.code: tuple[_Place, str] | None = None  # where an interpreter reading it as code runs, and its words
 
 
 class _Reader:
@@ -472,7 +473,15 @@ class _Reader:
                 body_end = self.pos
             if heredoc.shell is not None:
                 self.nested(text[start:body_end], heredoc.shell)
+            if heredoc.code is not None:
+                self.code(text[start:body_end], *heredoc.code)
         self.heredocs = []
+
+    def code(self, code: str, place: _Place, shown: str) -> None:
+        """Code an interpreter reads from its input (``python3 <<EOF``): what it may write (``inline_code``)."""
+        for kind, paths, whole in inline_code(code):
+            for where in (place.cwd, *place.also):
+                self.found.append(Effect(kind, where, tuple(paths), whole or _unknown(where, paths), shown))
 
     def judge(self, words: list[str], redirects: list[tuple[str, str]], place: _Place, segment: str) -> _Place | None:
         """Records the effects of one simple command; returns the place a ``cd`` in it moves to."""
@@ -498,6 +507,13 @@ class _Reader:
         if words[0] in _SHELLS and any(operator.startswith("<<") for operator, _ in redirects):
             for heredoc in self.heredocs:
                 heredoc.shell = heredoc.shell or place.copy()
+        if code_from_stdin(posixpath.basename(words[0]), words[1:]):  # `python3 <<'EOF'`, `node <<< "…"`
+            fed = sum(1 for operator, _ in redirects if operator in ("<<", "<<-"))
+            for heredoc in self.heredocs[len(self.heredocs) - fed :]:
+                heredoc.code = (place.copy(), shown)
+            for operator, target in redirects:
+                if operator == "<<<":
+                    self.code(target, place, shown)
         script = _stdin_script(words, redirects, self.piped)
         if script is not None:  # `bash <<< "git stash"`, `echo 'git stash' | sh`: commands read from stdin
             self.nested(script, place.copy())

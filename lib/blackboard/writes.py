@@ -332,17 +332,36 @@ _WRITING_CODE = (
 )
 _LITERAL = r"'([^'\\\n]{1,300})'" + r'|"([^"\\\n]{1,300})"'
 INTERPRETERS = {"node": "e", "nodejs": "e", "ruby": "e", "php": "r", "bun": "e"}  # and python's -c
+_PYTHON = re.compile(r"python[0-9.]*|pypy[0-9.]*")
+_PYTHON_VALUES = "cWXm"  # python's letters that take a value: `-Bc CODE`, `-cCODE` are read as `-c CODE`
 
 
 def interpreter_code(name: str, args: list[str]) -> Judged:
     """``python -c CODE``, ``node -e CODE``, ``ruby -e``, ``php -r``: what the code may write (``inline_code``)."""
-    letter = "c" if re.fullmatch(r"python[0-9.]*|pypy[0-9.]*", name) else INTERPRETERS.get(name)
+    if _PYTHON.fullmatch(name):
+        return inline_code(split_options(args, _PYTHON_VALUES)[0].get("-c") or "")
+    letter = INTERPRETERS.get(name)
     if not letter:
         return []
-    for index, arg in enumerate(args[:-1]):
-        if arg in (f"-{letter}", "--eval", "--command"):
-            return inline_code(args[index + 1])
-    return []
+    options, operands, _ = split_options(args, letter, ("--eval", "--print"))
+    code = options.get(f"-{letter}") or options.get("--eval") or options.get("--print")
+    if not code and letter == "e" and "-p" in options and operands:  # `node -p CODE` prints what CODE gives
+        code = operands[0]
+    return inline_code(code or "")
+
+
+def code_from_stdin(name: str, args: list[str]) -> bool:
+    """Whether an interpreter reads its code from its input: ``python3 <<EOF``, ``node - <<EOF``; not a
+    script file's run, ``-m``, nor code given with ``-c``/``-e``."""
+    if _PYTHON.fullmatch(name):
+        options, operands, after = split_options(args, _PYTHON_VALUES)
+        return not {"-c", "-m"} & set(options) and all(operand == "-" for operand in operands + after)
+    letter = "e" if name == "perl" else INTERPRETERS.get(name)
+    if not letter:
+        return False
+    options, operands, after = split_options(args, letter, ("--eval", "--print"))
+    code_given = {f"-{letter}", "-E", "-p", "--eval", "--print"} & set(options)
+    return not code_given and all(operand == "-" for operand in operands + after)
 
 
 def inline_code(code: str) -> Judged:

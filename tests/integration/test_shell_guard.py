@@ -145,6 +145,9 @@ def test_where_no_one_can_be_asked_it_is_refused(
         "echo hello > notes.txt",
         "rm notes.txt",
         "pytest -q",
+        "python3 tool.py <<'EOF'\nos.remove('src/auth.py') is data for the script\nEOF",
+        "cat <<'A' > /tmp/x.py; python3 <<'B'\nimport os\nos.remove('src/auth.py')\nA\nprint(1)\nB",
+        "python3 <<'EOF'\nprint(open('src/auth.py').read())\nEOF",
     ],
 )
 def test_commands_that_only_read_or_touch_nothing_held_say_nothing(
@@ -251,6 +254,13 @@ def test_with_no_other_live_session_a_stash_says_nothing(run_hook, project: Path
         pytest.param("git symbolic-ref HEAD refs/heads/other", id="symbolic-ref"),
         pytest.param("python3 -c \"import os; os.remove('src/auth.py')\"", id="python-c"),
         pytest.param("tar xf /tmp/any.tar", id="tar-extract-here"),
+        pytest.param("python3 <<'EOF'\nimport os\nos.remove('src/auth.py')\nEOF", id="python-heredoc"),
+        pytest.param("python3 - <<EOF\nopen('src/auth.py', 'w').write('')\nEOF", id="python-dash-heredoc"),
+        pytest.param("python3 <<< \"import os; os.remove('src/auth.py')\"", id="python-here-string"),
+        pytest.param("node <<'EOF'\nrequire('fs').unlinkSync('src/auth.py')\nEOF", id="node-heredoc"),
+        pytest.param("python3 -Bc \"import os; os.remove('src/auth.py')\"", id="python-flags-before-c"),
+        pytest.param("python3 -c\"import os; os.remove('src/auth.py')\"", id="python-code-attached"),
+        pytest.param("node -p \"require('fs').rmSync('src/auth.py')\"", id="node-print"),
     ],
 )
 def test_forms_an_attack_found_are_asked_about(run_hook, project: Path, a_holds, command: str) -> None:
