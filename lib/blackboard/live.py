@@ -309,15 +309,16 @@ def _read_all(path: str, about: str | None = None) -> tuple[Presence, int]:
     data, size, offset = _log_past(path, state["offset"] if state else 0)
     if offset == 0:
         state = None  # a log started again, or a state not folded from it: the log is read whole
-    needle = _as_recorded(about)
-    if needle is not None and not _may_name(needle, raw, state, data):
-        return Presence(), size
     found = Presence()
     try:
         _load_state(found, state or {})
     except (TypeError, ValueError, AttributeError):  # a state edited by hand: the log is read again whole
-        found = Presence()
+        found, raw, state = Presence(), b"", None
         data, size, _ = _log_past(path, 0)
+    # looked for only now: a fold that cannot be loaded leaves the whole log, not the log past it, to look in
+    needle = _as_recorded(about)
+    if needle is not None and not _may_name(needle, raw, state, data):
+        return Presence(), size
     for record in _records(data):
         found.add(record)
     return found, size
