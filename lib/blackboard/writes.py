@@ -77,6 +77,8 @@ def git(args: list[str], cwd: str) -> Found:
     if index >= len(args):
         return []
     verb, rest = args[index], args[index + 1 :]
+    if rest[:1] in (["--help"], ["-h"]):  # `git stash --help` is `git help stash`: a page shown, nothing run
+        return []
     if "$" in verb or "`" in verb:  # `git $VERB`, `git "$(…)"`: only the shell knows which verb runs
         return [("unread", cwd, [], True)]
     if verb == "worktree" and rest[:1] == ["remove"]:  # another checkout, and every change in it, goes
@@ -226,11 +228,16 @@ def _git_checkout_index(rest: list[str]) -> Judged:
     return [("restore", [], True)] if every else [("restore", operands + after, False)]
 
 
+_REFRESH_ONLY = {"-q", "--refresh", "--really-refresh", "--ignore-missing", "--unmerged", "--ignore-submodules"}
+
+
 def _git_update_index(rest: list[str]) -> Judged:
     """``update-index`` stages, removes or hides (``--assume-unchanged``, ``--skip-worktree``) the files named:
     hidden, another session's changes would look committed. Without names (``--again``, ``--stdin``), any."""
     options, operands, after = split_options(rest, "", ("--cacheinfo", "--chmod", "--index-version"))
     paths = operands + after
+    if not paths and set(options) <= _REFRESH_ONLY:  # the index's record of file times brought up to date
+        return []
     if not paths or {"-g", "--again", "--stdin", "--index-info"} & set(options):
         return [("sweep", [], True)]
     return [("sweep", paths, False)]

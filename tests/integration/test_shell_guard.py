@@ -148,6 +148,9 @@ def test_where_no_one_can_be_asked_it_is_refused(
         "python3 tool.py <<'EOF'\nos.remove('src/auth.py') is data for the script\nEOF",
         "cat <<'A' > /tmp/x.py; python3 <<'B'\nimport os\nos.remove('src/auth.py')\nA\nprint(1)\nB",
         "python3 <<'EOF'\nprint(open('src/auth.py').read())\nEOF",
+        "git update-index -q --refresh",
+        "git read-tree --help",
+        "git stash --help",
     ],
 )
 def test_commands_that_only_read_or_touch_nothing_held_say_nothing(
