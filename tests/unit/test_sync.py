@@ -1176,3 +1176,31 @@ def test_what_copies_hold_here_is_measured_whole_once_an_hour_and_near_the_bound
     monkeypatch.setattr(importing, "MAX_HELD_BYTES", int(state.held / sync_round_module.NEAR_BOUND) - 1)
     _round(alpha, "alpha")  # near the bound: every round measures
     assert measured == [1, 1]
+
+
+def test_a_measure_taken_in_a_round_with_nothing_new_to_import_is_kept(
+    tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """State written before what copies hold was counted (no ``held``): the first round after measures, and that
+    figure stands even when nothing new came; else for an hour each import counts from nothing, past the bound."""
+    alpha, beta = _beta_session(tmp_path, bare)
+    real = sync_round_module.held_bytes
+    state_file = Path(alpha.sync_file("state.json"))
+    older = json.loads(state_file.read_text())
+    del older["held"], older["measured"]
+    state_file.write_text(json.dumps(older))
+
+    _round(alpha, "alpha")  # nothing new on the remote
+    assert sync.State.load(alpha).held == real(alpha) > 0
+
+    monkeypatch.setattr(importing, "MAX_HELD_BYTES", real(alpha) + (1 << 19))
+    meta = Path(beta.meta_path("b1")).read_text()
+    _hostile(
+        bare,
+        {
+            "sessions/x1/_meta.json": meta.replace('"b1"', '"x1"').encode(),
+            "sessions/x1/session-notes.md": b"y" * (1 << 19),
+        },
+    )
+    _round(alpha, "alpha")
+    assert real(alpha) <= importing.MAX_HELD_BYTES
