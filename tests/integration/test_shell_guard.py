@@ -360,3 +360,33 @@ def test_a_stash_finds_the_one_holder_among_many_whose_work_is_committed(
     reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
     assert "session c4" in reason and '"mod4.py" (uncommitted)' in reason
     assert "session a1" not in reason and "session c0" not in reason
+
+
+def _nested_repository(project: Path) -> Path:
+    """``vendor/lib``: a repository of its own inside the checkout, with x.py committed."""
+    lib = project / "vendor" / "lib"
+    lib.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(lib)], check=True)
+    (lib / "x.py").write_text("x\n")
+    _git(lib, "add", ".")
+    _git(lib, "commit", "-qm", "vendored")
+    return lib
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the guard takes the session's checkout from the hook's cwd: once a session has gone into a nested "
+    "repository (`cd vendor/lib`, kept by Claude Code), its files are recorded and looked up from that repository "
+    "(its own project even), while the other session's are named from the outer checkout, so neither sees the other",
+)
+@pytest.mark.parametrize("inside", ["holder", "other"])
+def test_a_file_of_a_nested_repository_is_held_whichever_of_the_two_sessions_works_inside_it(
+    run_hook, project: Path, a_holds, inside: str
+) -> None:
+    lib = _nested_repository(project)
+    (lib / "x.py").write_text("y\n")
+    holder_cwd, other_cwd = (lib, project) if inside == "holder" else (project, lib)
+    run_hook("PostToolUse", _edit("a1", holder_cwd, lib / "x.py", "PostToolUse"), env=a_holds[0])
+    edit = run_hook("PreToolUse", _edit("b2", other_cwd, lib / "x.py", mode="bypassPermissions"))
+    stash = run_hook("PreToolUse", _bash("b2", lib, "git stash", mode="bypassPermissions"))
+    assert (_decision(edit), _decision(stash)) == ("deny", "deny")
