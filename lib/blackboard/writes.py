@@ -333,9 +333,11 @@ def _perl(args: list[str]) -> Judged:
 # Code given on an interpreter's command line (`python -c`, `node -e`) that may write: a call that removes,
 # moves, copies or writes, or a file opened to write. What it writes is what its string literals name.
 # Compiled where code is read: most commands hold none.
+# Not a string's `.replace(…)` nor a write to the standard streams: code that only reads a file calls them.
 _WRITING_CODE = (
-    r"remove|unlink|rmtree|rmdir|rmSync|rename|replace|truncate|move|copy|write"
-    r"|(?:open|File)\b[^;]*['\"][wa]b?\+?['\"]"
+    r"remove|unlink|rmtree|rmdir|rmSync|rename|\bos\s*\.\s*replace|truncate|move|copy"
+    r"|(?<!stdout\.)(?<!stderr\.)write"
+    r"|(?:open|File)\b[^;\n]*['\"][wa]b?\+?['\"]"
 )
 _LITERAL = r"'([^'\\\n]{1,300})'" + r'|"([^"\\\n]{1,300})"'
 INTERPRETERS = {"node": "e", "nodejs": "e", "ruby": "e", "php": "r", "bun": "e"}  # and python's -c

@@ -148,6 +148,9 @@ def test_where_no_one_can_be_asked_it_is_refused(
         "python3 tool.py <<'EOF'\nos.remove('src/auth.py') is data for the script\nEOF",
         "cat <<'A' > /tmp/x.py; python3 <<'B'\nimport os\nos.remove('src/auth.py')\nA\nprint(1)\nB",
         "python3 <<'EOF'\nprint(open('src/auth.py').read())\nEOF",
+        "python3 -c \"import sys; sys.stdout.write(open('src/auth.py').read())\"",
+        "python3 -c \"print(open('src/auth.py').read().replace('token', 'key'))\"",
+        "python3 <<'EOF'\ntext = open('src/auth.py').read()\nprint(text.replace('a', 'b'))\nEOF",
         "git update-index -q --refresh",
         "git read-tree --help",
         "git stash --help",
@@ -260,6 +263,11 @@ def test_with_no_other_live_session_a_stash_says_nothing(run_hook, project: Path
         pytest.param("python3 <<'EOF'\nimport os\nos.remove('src/auth.py')\nEOF", id="python-heredoc"),
         pytest.param("python3 - <<EOF\nopen('src/auth.py', 'w').write('')\nEOF", id="python-dash-heredoc"),
         pytest.param("python3 <<< \"import os; os.remove('src/auth.py')\"", id="python-here-string"),
+        pytest.param("python3 -c \"import os; os.replace('notes.txt', 'src/auth.py')\"", id="python-os-replace"),
+        pytest.param("python3 -c \"open('src/auth.py', 'w').write('')\"", id="python-open-write"),
+        pytest.param(
+            "python3 -c \"import pathlib; pathlib.Path('src/auth.py').write_text('')\"", id="python-write-text"
+        ),
         pytest.param("node <<'EOF'\nrequire('fs').unlinkSync('src/auth.py')\nEOF", id="node-heredoc"),
         pytest.param("python3 -Bc \"import os; os.remove('src/auth.py')\"", id="python-flags-before-c"),
         pytest.param("python3 -c\"import os; os.remove('src/auth.py')\"", id="python-code-attached"),
