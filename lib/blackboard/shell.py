@@ -17,7 +17,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable
 
-from .writes import NOT_FILES, WRITERS, Found, code_from_stdin, git, inline_code, interpreter_code, join, split_options
+from .writes import NOT_FILES, WRITERS, Found, fed_code, git, interpreter_code, join, printed, split_options
 
 KINDS = frozenset(
     {
@@ -206,7 +206,7 @@ class _Heredoc:
     def __init__(self, delimiter: str, strip_tabs: bool) -> None:
         self.delimiter, self.strip_tabs = delimiter, strip_tabs
         self.shell: _Place | None = None  # where the shell that reads it as commands runs (`bash <<EOF`)
-        self.code: tuple[_Place, str] | None = None  # where an interpreter reading it as code runs, and its words
+        self.code: tuple[str, list[str], _Place, str] | None = None  # the command it feeds, where, and its words
 
 
 class _Reader:
@@ -299,7 +299,7 @@ class _Reader:
                 break
             last = self.pos
         moved = self.judge(words, redirects, place, self.text[start:last])
-        self.piped = _printed(words) if value in ("|", "|&") else None  # what the next command reads
+        self.piped = printed(words) if value in ("|", "|&") else None  # what the next command reads
         return value, moved
 
     def skip_space(self) -> int:
@@ -473,15 +473,17 @@ class _Reader:
                 body_end = self.pos
             if heredoc.shell is not None:
                 self.nested(text[start:body_end], heredoc.shell)
-            if heredoc.code is not None:
-                self.code(text[start:body_end], *heredoc.code)
+            if heredoc.code is not None:  # `python3 <<'EOF'`: code an interpreter reads from its input
+                name, args, place, shown = heredoc.code
+                self.code(fed_code(name, args, text[start:body_end]), place, shown)
         self.heredocs = []
 
-    def code(self, code: str, place: _Place, shown: str) -> None:
-        """Code an interpreter reads from its input (``python3 <<EOF``): what it may write (``inline_code``)."""
-        for kind, paths, whole in inline_code(code):
-            for where in (place.cwd, *place.also):
-                self.found.append(Effect(kind, where, tuple(paths), whole or _unknown(where, paths), shown))
+    def code(self, judged: list[tuple[str, list[str], bool]], place: _Place, shown: str) -> None:
+        """Records what code fed to an interpreter may write (``writes.fed_code``), where it runs."""
+        for kind, paths, whole in judged:
+            self.found += [
+                Effect(kind, w, tuple(paths), whole or _unknown(w, paths), shown) for w in (place.cwd, *place.also)
+            ]
 
     def judge(self, words: list[str], redirects: list[tuple[str, str]], place: _Place, segment: str) -> _Place | None:
         """Records the effects of one simple command; returns the place a ``cd`` in it moves to."""
@@ -507,13 +509,11 @@ class _Reader:
         if words[0] in _SHELLS and any(operator.startswith("<<") for operator, _ in redirects):
             for heredoc in self.heredocs:
                 heredoc.shell = heredoc.shell or place.copy()
-        if code_from_stdin(posixpath.basename(words[0]), words[1:]):  # `python3 <<'EOF'`, `node <<< "…"`
-            fed = sum(1 for operator, _ in redirects if operator in ("<<", "<<-"))
-            for heredoc in self.heredocs[len(self.heredocs) - fed :]:
-                heredoc.code = (place.copy(), shown)
-            for operator, target in redirects:
-                if operator == "<<<":
-                    self.code(target, place, shown)
+        name = posixpath.basename(words[0])
+        for heredoc in self.heredocs[len(self.heredocs) - sum(op in ("<<", "<<-") for op, _ in redirects) :]:
+            heredoc.code = (name, words[1:], place.copy(), shown)
+        for herestring in [target for operator, target in redirects if operator == "<<<"]:
+            self.code(fed_code(name, words[1:], herestring), place, shown)  # `python3 <<< "…"`
         script = _stdin_script(words, redirects, self.piped)
         if script is not None:  # `bash <<< "git stash"`, `echo 'git stash' | sh`: commands read from stdin
             self.nested(script, place.copy())
@@ -523,19 +523,6 @@ class _Reader:
                 if files or whole or kind == "commit-staged":  # a plain commit takes what is staged, named nowhere
                     self.found.append(Effect(kind, cwd, files, whole or _unknown(cwd, files), shown))
         return None
-
-
-def _printed(words: list[str]) -> str | None:
-    """What ``echo`` or ``printf`` (a format with no arguments) prints, its escapes read; None for another command."""
-    name = posixpath.basename(words[0]) if words else ""
-    args = words[1:]
-    if name == "echo":
-        while args and re.fullmatch(r"-[neE]+", args[0]):
-            args = args[1:]
-        return " ".join(args).replace("\\n", "\n")
-    if name == "printf" and args:
-        return "\n".join(args).replace("\\n", "\n")  # a format and its arguments: read as one text, each a line
-    return None
 
 
 def _stdin_script(words: list[str], redirects: list[tuple[str, str]], piped: str | None) -> str | None:

@@ -28,6 +28,19 @@ Judged = list[tuple[str, list[str], bool]]
 _Options = tuple[dict[str, str], list[str], list[str]]
 
 
+def printed(words: list[str]) -> str | None:
+    """What ``echo`` or ``printf`` (a format with no arguments) prints, its escapes read; None for another command."""
+    name = posixpath.basename(words[0]) if words else ""
+    args = words[1:]
+    if name == "echo":
+        while args and re.fullmatch(r"-[neE]+", args[0]):
+            args = args[1:]
+        return " ".join(args).replace("\\n", "\n")
+    if name == "printf" and args:
+        return "\n".join(args).replace("\\n", "\n")  # a format and its arguments: read as one text, each a line
+    return None
+
+
 def split_options(args: list[str], short: str = "", long: tuple[str, ...] = (), attached: str = "") -> _Options:
     """Splits ``args`` into ({option: value}, operands, operands after ``--``); ``short`` and ``long`` take a value.
 
@@ -357,6 +370,12 @@ def interpreter_code(name: str, args: list[str]) -> Judged:
     if not code and letter == "e" and "-p" in options and operands:  # `node -p CODE` prints what CODE gives
         code = operands[0]
     return inline_code(code or "")
+
+
+def fed_code(name: str, args: list[str], fed: str) -> Judged:
+    """What the code an interpreter reads from its input (``fed``: a heredoc, a here-string) may write; nothing
+    for a command that reads no code there."""
+    return inline_code(fed) if code_from_stdin(name, args) else []
 
 
 def code_from_stdin(name: str, args: list[str]) -> bool:
