@@ -216,6 +216,7 @@ class _Reader:
         self.text, self.pos, self.found, self.limits = text, 0, found, limits
         self.heredocs: list[_Heredoc] = []
         self.piped: str | None = None  # the text `echo`/`printf` writes into the pipe to the next command
+        self.fed: tuple[list[tuple[str, str]], str] = ([], "")  # the redirections of the command judged, its words
 
     def nested(self, text: str, place: _Place) -> None:
         """Read ``text`` (``bash -c``, ``eval``, backticks, a heredoc fed to a shell) as commands at ``place``."""
@@ -485,6 +486,18 @@ class _Reader:
                 Effect(kind, w, tuple(paths), whole or _unknown(w, paths), shown) for w in (place.cwd, *place.also)
             ]
 
+    def read_input(self, words: list[str], cwd: str) -> None:
+        """Commands or code the input feeds, past wrappers: ``timeout 5 bash <<< …``, ``python3 <<EOF``."""
+        (redirects, shown), place, name = self.fed, _Place(cwd), posixpath.basename(words[0])
+        for heredoc in self.heredocs if name in _SHELLS and any(op.startswith("<<") for op, _ in redirects) else []:
+            heredoc.shell = heredoc.shell or place
+        for heredoc in self.heredocs[len(self.heredocs) - sum(op in ("<<", "<<-") for op, _ in redirects) :]:
+            heredoc.code = (name, words[1:], place, shown)
+        for herestring in [target for operator, target in redirects if operator == "<<<"]:
+            self.code(fed_code(name, words[1:], herestring), place, shown)
+        if (script := _stdin_script(words, redirects, self.piped)) is not None:
+            self.nested(script, place)
+
     def judge(self, words: list[str], redirects: list[tuple[str, str]], place: _Place, segment: str) -> _Place | None:
         """Records the effects of one simple command; returns the place a ``cd`` in it moves to."""
         shown = segment[:WORDS_SHOWN]
@@ -506,17 +519,7 @@ class _Reader:
         if words[0] == "eval":  # read in this shell: a `cd` in it stays
             self.nested(" ".join(words[1:]), place)
             return None
-        if words[0] in _SHELLS and any(operator.startswith("<<") for operator, _ in redirects):
-            for heredoc in self.heredocs:
-                heredoc.shell = heredoc.shell or place.copy()
-        name = posixpath.basename(words[0])
-        for heredoc in self.heredocs[len(self.heredocs) - sum(op in ("<<", "<<-") for op, _ in redirects) :]:
-            heredoc.code = (name, words[1:], place.copy(), shown)
-        for herestring in [target for operator, target in redirects if operator == "<<<"]:
-            self.code(fed_code(name, words[1:], herestring), place, shown)  # `python3 <<< "…"`
-        script = _stdin_script(words, redirects, self.piped)
-        if script is not None:  # `bash <<< "git stash"`, `echo 'git stash' | sh`: commands read from stdin
-            self.nested(script, place.copy())
+        self.fed = (redirects, shown)
         for where in (place.cwd, *place.also):
             for kind, cwd, paths, whole in _command(words, where, self):
                 files = tuple(path for path in paths if not path.startswith(("<(", ">(")))  # `tee >(grep x)`: a pipe
@@ -531,7 +534,7 @@ def _stdin_script(words: list[str], redirects: list[tuple[str, str]], piped: str
     if posixpath.basename(words[0]) not in _SHELLS:
         return None
     options, operands, after = split_options(words[1:], "o", ("--rcfile", "--init-file"))
-    if "-c" in options or (operands + after and "-s" not in options):
+    if "-c" in options or ([o for o in operands + after if o != "-"] and "-s" not in options):  # `bash -`: stdin
         return None
     herestrings = [target for operator, target in redirects if operator == "<<<"]
     return herestrings[-1] if herestrings else piped
@@ -553,6 +556,7 @@ def _command(words: list[str], cwd: str, reader: _Reader) -> Found:
     args = words[1:]
     if name in _WRAPPERS:
         return _WRAPPERS[name](args, cwd, reader)
+    reader.read_input(words, cwd)
     if name in _SHELLS:
         options, operands, after = split_options(args, "o", ("--rcfile", "--init-file"))
         script = (operands + after)[:1]

@@ -264,6 +264,11 @@ def test_with_no_other_live_session_a_stash_says_nothing(run_hook, project: Path
         pytest.param("python3 - <<EOF\nopen('src/auth.py', 'w').write('')\nEOF", id="python-dash-heredoc"),
         pytest.param("python3 <<< \"import os; os.remove('src/auth.py')\"", id="python-here-string"),
         pytest.param("python3 -c \"import os; os.replace('notes.txt', 'src/auth.py')\"", id="python-os-replace"),
+        pytest.param("timeout 5 bash <<< 'git stash'", id="here-string-past-a-wrapper"),
+        pytest.param("echo 'git stash' | sudo sh", id="piped-past-a-wrapper"),
+        pytest.param("nice sh <<'EOF'\ngit stash\nEOF", id="heredoc-past-a-wrapper"),
+        pytest.param("env python3 <<'EOF'\nimport os\nos.remove('src/auth.py')\nEOF", id="code-past-a-wrapper"),
+        pytest.param("echo 'git stash' | bash -", id="shell-reading-dash"),
         pytest.param("python3 -c \"open('src/auth.py', 'w').write('')\"", id="python-open-write"),
         pytest.param(
             "python3 -c \"import pathlib; pathlib.Path('src/auth.py').write_text('')\"", id="python-write-text"
