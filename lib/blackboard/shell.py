@@ -17,7 +17,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable
 
-from .writes import NOT_FILES, WRITERS, Found, git, interpreter_code, join, split_options
+from .writes import NOT_FILES, WRITERS, Found, fed_code, git, interpreter_code, join, printed, split_options
 
 KINDS = frozenset(
     {
@@ -206,6 +206,7 @@ class _Heredoc:
     def __init__(self, delimiter: str, strip_tabs: bool) -> None:
         self.delimiter, self.strip_tabs = delimiter, strip_tabs
         self.shell: _Place | None = None  # where the shell that reads it as commands runs (`bash <<EOF`)
+        self.code: tuple[str, list[str], _Place, str] | None = None  # the command it feeds, where, and its words
 
 
 class _Reader:
@@ -215,6 +216,7 @@ class _Reader:
         self.text, self.pos, self.found, self.limits = text, 0, found, limits
         self.heredocs: list[_Heredoc] = []
         self.piped: str | None = None  # the text `echo`/`printf` writes into the pipe to the next command
+        self.fed: tuple[list[tuple[str, str]], str] = ([], "")  # the redirections of the command judged, its words
 
     def nested(self, text: str, place: _Place) -> None:
         """Read ``text`` (``bash -c``, ``eval``, backticks, a heredoc fed to a shell) as commands at ``place``."""
@@ -298,7 +300,7 @@ class _Reader:
                 break
             last = self.pos
         moved = self.judge(words, redirects, place, self.text[start:last])
-        self.piped = _printed(words) if value in ("|", "|&") else None  # what the next command reads
+        self.piped = printed(words) if value in ("|", "|&") else None  # what the next command reads
         return value, moved
 
     def skip_space(self) -> int:
@@ -472,7 +474,29 @@ class _Reader:
                 body_end = self.pos
             if heredoc.shell is not None:
                 self.nested(text[start:body_end], heredoc.shell)
+            if heredoc.code is not None:  # `python3 <<'EOF'`: code an interpreter reads from its input
+                name, args, place, shown = heredoc.code
+                self.code(fed_code(name, args, text[start:body_end]), place, shown)
         self.heredocs = []
+
+    def code(self, judged: list[tuple[str, list[str], bool]], place: _Place, shown: str) -> None:
+        """Records what code fed to an interpreter may write (``writes.fed_code``), where it runs."""
+        for kind, paths, whole in judged:
+            self.found += [
+                Effect(kind, w, tuple(paths), whole or _unknown(w, paths), shown) for w in (place.cwd, *place.also)
+            ]
+
+    def read_input(self, words: list[str], cwd: str) -> None:
+        """Commands or code the input feeds, past wrappers: ``timeout 5 bash <<< …``, ``python3 <<EOF``."""
+        (redirects, shown), place, name = self.fed, _Place(cwd), posixpath.basename(words[0])
+        for heredoc in self.heredocs if name in _SHELLS and any(op.startswith("<<") for op, _ in redirects) else []:
+            heredoc.shell = heredoc.shell or place
+        for heredoc in self.heredocs[len(self.heredocs) - sum(op in ("<<", "<<-") for op, _ in redirects) :]:
+            heredoc.code = (name, words[1:], place, shown)
+        for herestring in [target for operator, target in redirects if operator == "<<<"]:
+            self.code(fed_code(name, words[1:], herestring), place, shown)
+        if (script := _stdin_script(words, redirects, self.piped)) is not None:
+            self.nested(script, place)
 
     def judge(self, words: list[str], redirects: list[tuple[str, str]], place: _Place, segment: str) -> _Place | None:
         """Records the effects of one simple command; returns the place a ``cd`` in it moves to."""
@@ -495,12 +519,7 @@ class _Reader:
         if words[0] == "eval":  # read in this shell: a `cd` in it stays
             self.nested(" ".join(words[1:]), place)
             return None
-        if words[0] in _SHELLS and any(operator.startswith("<<") for operator, _ in redirects):
-            for heredoc in self.heredocs:
-                heredoc.shell = heredoc.shell or place.copy()
-        script = _stdin_script(words, redirects, self.piped)
-        if script is not None:  # `bash <<< "git stash"`, `echo 'git stash' | sh`: commands read from stdin
-            self.nested(script, place.copy())
+        self.fed = (redirects, shown)
         for where in (place.cwd, *place.also):
             for kind, cwd, paths, whole in _command(words, where, self):
                 files = tuple(path for path in paths if not path.startswith(("<(", ">(")))  # `tee >(grep x)`: a pipe
@@ -509,26 +528,13 @@ class _Reader:
         return None
 
 
-def _printed(words: list[str]) -> str | None:
-    """What ``echo`` or ``printf`` (a format with no arguments) prints, its escapes read; None for another command."""
-    name = posixpath.basename(words[0]) if words else ""
-    args = words[1:]
-    if name == "echo":
-        while args and re.fullmatch(r"-[neE]+", args[0]):
-            args = args[1:]
-        return " ".join(args).replace("\\n", "\n")
-    if name == "printf" and args:
-        return "\n".join(args).replace("\\n", "\n")  # a format and its arguments: read as one text, each a line
-    return None
-
-
 def _stdin_script(words: list[str], redirects: list[tuple[str, str]], piped: str | None) -> str | None:
     """The commands a shell reads from its input, when the command line shows them: a here-string, or what
     ``echo``/``printf`` pipes into it. None for a shell given ``-c`` or a script file, or another command."""
     if posixpath.basename(words[0]) not in _SHELLS:
         return None
     options, operands, after = split_options(words[1:], "o", ("--rcfile", "--init-file"))
-    if "-c" in options or (operands + after and "-s" not in options):
+    if "-c" in options or ([o for o in operands + after if o != "-"] and "-s" not in options):  # `bash -`: stdin
         return None
     herestrings = [target for operator, target in redirects if operator == "<<<"]
     return herestrings[-1] if herestrings else piped
@@ -550,6 +556,7 @@ def _command(words: list[str], cwd: str, reader: _Reader) -> Found:
     args = words[1:]
     if name in _WRAPPERS:
         return _WRAPPERS[name](args, cwd, reader)
+    reader.read_input(words, cwd)
     if name in _SHELLS:
         options, operands, after = split_options(args, "o", ("--rcfile", "--init-file"))
         script = (operands + after)[:1]

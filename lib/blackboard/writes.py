@@ -28,6 +28,19 @@ Judged = list[tuple[str, list[str], bool]]
 _Options = tuple[dict[str, str], list[str], list[str]]
 
 
+def printed(words: list[str]) -> str | None:
+    """What ``echo`` or ``printf`` (a format with no arguments) prints, its escapes read; None for another command."""
+    name = posixpath.basename(words[0]) if words else ""
+    args = words[1:]
+    if name == "echo":
+        while args and re.fullmatch(r"-[neE]+", args[0]):
+            args = args[1:]
+        return " ".join(args).replace("\\n", "\n")
+    if name == "printf" and args:
+        return "\n".join(args).replace("\\n", "\n")  # a format and its arguments: read as one text, each a line
+    return None
+
+
 def split_options(args: list[str], short: str = "", long: tuple[str, ...] = (), attached: str = "") -> _Options:
     """Splits ``args`` into ({option: value}, operands, operands after ``--``); ``short`` and ``long`` take a value.
 
@@ -77,6 +90,8 @@ def git(args: list[str], cwd: str) -> Found:
     if index >= len(args):
         return []
     verb, rest = args[index], args[index + 1 :]
+    if rest[:1] in (["--help"], ["-h"]):  # `git stash --help` is `git help stash`: a page shown, nothing run
+        return []
     if "$" in verb or "`" in verb:  # `git $VERB`, `git "$(…)"`: only the shell knows which verb runs
         return [("unread", cwd, [], True)]
     if verb == "worktree" and rest[:1] == ["remove"]:  # another checkout, and every change in it, goes
@@ -226,11 +241,16 @@ def _git_checkout_index(rest: list[str]) -> Judged:
     return [("restore", [], True)] if every else [("restore", operands + after, False)]
 
 
+_REFRESH_ONLY = {"-q", "--refresh", "--really-refresh", "--ignore-missing", "--unmerged", "--ignore-submodules"}
+
+
 def _git_update_index(rest: list[str]) -> Judged:
     """``update-index`` stages, removes or hides (``--assume-unchanged``, ``--skip-worktree``) the files named:
     hidden, another session's changes would look committed. Without names (``--again``, ``--stdin``), any."""
     options, operands, after = split_options(rest, "", ("--cacheinfo", "--chmod", "--index-version"))
     paths = operands + after
+    if not paths and set(options) <= _REFRESH_ONLY:  # the index's record of file times brought up to date
+        return []
     if not paths or {"-g", "--again", "--stdin", "--index-info"} & set(options):
         return [("sweep", [], True)]
     return [("sweep", paths, False)]
@@ -326,23 +346,50 @@ def _perl(args: list[str]) -> Judged:
 # Code given on an interpreter's command line (`python -c`, `node -e`) that may write: a call that removes,
 # moves, copies or writes, or a file opened to write. What it writes is what its string literals name.
 # Compiled where code is read: most commands hold none.
+# Not a string's `.replace(…)` nor a write to the standard streams: code that only reads a file calls them.
 _WRITING_CODE = (
-    r"remove|unlink|rmtree|rmdir|rmSync|rename|replace|truncate|move|copy|write"
-    r"|(?:open|File)\b[^;]*['\"][wa]b?\+?['\"]"
+    r"remove|unlink|rmtree|rmdir|rmSync|rename|\bos\s*\.\s*replace|truncate|move|copy"
+    r"|(?<!stdout\.)(?<!stderr\.)write"
+    r"|(?:open|File)\b[^;\n]*['\"][wa]b?\+?['\"]"
 )
 _LITERAL = r"'([^'\\\n]{1,300})'" + r'|"([^"\\\n]{1,300})"'
 INTERPRETERS = {"node": "e", "nodejs": "e", "ruby": "e", "php": "r", "bun": "e"}  # and python's -c
+_PYTHON = re.compile(r"python[0-9.]*|pypy[0-9.]*")
+_PYTHON_VALUES = "cWXm"  # python's letters that take a value: `-Bc CODE`, `-cCODE` are read as `-c CODE`
 
 
 def interpreter_code(name: str, args: list[str]) -> Judged:
     """``python -c CODE``, ``node -e CODE``, ``ruby -e``, ``php -r``: what the code may write (``inline_code``)."""
-    letter = "c" if re.fullmatch(r"python[0-9.]*|pypy[0-9.]*", name) else INTERPRETERS.get(name)
+    if _PYTHON.fullmatch(name):
+        return inline_code(split_options(args, _PYTHON_VALUES)[0].get("-c") or "")
+    letter = INTERPRETERS.get(name)
     if not letter:
         return []
-    for index, arg in enumerate(args[:-1]):
-        if arg in (f"-{letter}", "--eval", "--command"):
-            return inline_code(args[index + 1])
-    return []
+    options, operands, _ = split_options(args, letter, ("--eval", "--print"))
+    code = options.get(f"-{letter}") or options.get("--eval") or options.get("--print")
+    if not code and letter == "e" and "-p" in options and operands:  # `node -p CODE` prints what CODE gives
+        code = operands[0]
+    return inline_code(code or "")
+
+
+def fed_code(name: str, args: list[str], fed: str) -> Judged:
+    """What the code an interpreter reads from its input (``fed``: a heredoc, a here-string) may write; nothing
+    for a command that reads no code there."""
+    return inline_code(fed) if code_from_stdin(name, args) else []
+
+
+def code_from_stdin(name: str, args: list[str]) -> bool:
+    """Whether an interpreter reads its code from its input: ``python3 <<EOF``, ``node - <<EOF``; not a
+    script file's run, ``-m``, nor code given with ``-c``/``-e``."""
+    if _PYTHON.fullmatch(name):
+        options, operands, after = split_options(args, _PYTHON_VALUES)
+        return not {"-c", "-m"} & set(options) and all(operand == "-" for operand in operands + after)
+    letter = "e" if name == "perl" else INTERPRETERS.get(name)
+    if not letter:
+        return False
+    options, operands, after = split_options(args, letter, ("--eval", "--print"))
+    code_given = {f"-{letter}", "-E", "-p", "--eval", "--print"} & set(options)
+    return not code_given and all(operand == "-" for operand in operands + after)
 
 
 def inline_code(code: str) -> Judged:

@@ -145,6 +145,15 @@ def test_where_no_one_can_be_asked_it_is_refused(
         "echo hello > notes.txt",
         "rm notes.txt",
         "pytest -q",
+        "python3 tool.py <<'EOF'\nos.remove('src/auth.py') is data for the script\nEOF",
+        "cat <<'A' > /tmp/x.py; python3 <<'B'\nimport os\nos.remove('src/auth.py')\nA\nprint(1)\nB",
+        "python3 <<'EOF'\nprint(open('src/auth.py').read())\nEOF",
+        "python3 -c \"import sys; sys.stdout.write(open('src/auth.py').read())\"",
+        "python3 -c \"print(open('src/auth.py').read().replace('token', 'key'))\"",
+        "python3 <<'EOF'\ntext = open('src/auth.py').read()\nprint(text.replace('a', 'b'))\nEOF",
+        "git update-index -q --refresh",
+        "git read-tree --help",
+        "git stash --help",
     ],
 )
 def test_commands_that_only_read_or_touch_nothing_held_say_nothing(
@@ -251,6 +260,23 @@ def test_with_no_other_live_session_a_stash_says_nothing(run_hook, project: Path
         pytest.param("git symbolic-ref HEAD refs/heads/other", id="symbolic-ref"),
         pytest.param("python3 -c \"import os; os.remove('src/auth.py')\"", id="python-c"),
         pytest.param("tar xf /tmp/any.tar", id="tar-extract-here"),
+        pytest.param("python3 <<'EOF'\nimport os\nos.remove('src/auth.py')\nEOF", id="python-heredoc"),
+        pytest.param("python3 - <<EOF\nopen('src/auth.py', 'w').write('')\nEOF", id="python-dash-heredoc"),
+        pytest.param("python3 <<< \"import os; os.remove('src/auth.py')\"", id="python-here-string"),
+        pytest.param("python3 -c \"import os; os.replace('notes.txt', 'src/auth.py')\"", id="python-os-replace"),
+        pytest.param("timeout 5 bash <<< 'git stash'", id="here-string-past-a-wrapper"),
+        pytest.param("echo 'git stash' | sudo sh", id="piped-past-a-wrapper"),
+        pytest.param("nice sh <<'EOF'\ngit stash\nEOF", id="heredoc-past-a-wrapper"),
+        pytest.param("env python3 <<'EOF'\nimport os\nos.remove('src/auth.py')\nEOF", id="code-past-a-wrapper"),
+        pytest.param("echo 'git stash' | bash -", id="shell-reading-dash"),
+        pytest.param("python3 -c \"open('src/auth.py', 'w').write('')\"", id="python-open-write"),
+        pytest.param(
+            "python3 -c \"import pathlib; pathlib.Path('src/auth.py').write_text('')\"", id="python-write-text"
+        ),
+        pytest.param("node <<'EOF'\nrequire('fs').unlinkSync('src/auth.py')\nEOF", id="node-heredoc"),
+        pytest.param("python3 -Bc \"import os; os.remove('src/auth.py')\"", id="python-flags-before-c"),
+        pytest.param("python3 -c\"import os; os.remove('src/auth.py')\"", id="python-code-attached"),
+        pytest.param("node -p \"require('fs').rmSync('src/auth.py')\"", id="node-print"),
     ],
 )
 def test_forms_an_attack_found_are_asked_about(run_hook, project: Path, a_holds, command: str) -> None:
@@ -347,3 +373,33 @@ def test_a_stash_finds_the_one_holder_among_many_whose_work_is_committed(
     reason = json.loads(result.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
     assert "session c4" in reason and '"mod4.py" (uncommitted)' in reason
     assert "session a1" not in reason and "session c0" not in reason
+
+
+def _nested_repository(project: Path) -> Path:
+    """``vendor/lib``: a repository of its own inside the checkout, with x.py committed."""
+    lib = project / "vendor" / "lib"
+    lib.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(lib)], check=True)
+    (lib / "x.py").write_text("x\n")
+    _git(lib, "add", ".")
+    _git(lib, "commit", "-qm", "vendored")
+    return lib
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the guard takes the session's checkout from the hook's cwd: once a session has gone into a nested "
+    "repository (`cd vendor/lib`, kept by Claude Code), its files are recorded and looked up from that repository "
+    "(its own project even), while the other session's are named from the outer checkout, so neither sees the other",
+)
+@pytest.mark.parametrize("inside", ["holder", "other"])
+def test_a_file_of_a_nested_repository_is_held_whichever_of_the_two_sessions_works_inside_it(
+    run_hook, project: Path, a_holds, inside: str
+) -> None:
+    lib = _nested_repository(project)
+    (lib / "x.py").write_text("y\n")
+    holder_cwd, other_cwd = (lib, project) if inside == "holder" else (project, lib)
+    run_hook("PostToolUse", _edit("a1", holder_cwd, lib / "x.py", "PostToolUse"), env=a_holds[0])
+    edit = run_hook("PreToolUse", _edit("b2", other_cwd, lib / "x.py", mode="bypassPermissions"))
+    stash = run_hook("PreToolUse", _bash("b2", lib, "git stash", mode="bypassPermissions"))
+    assert (_decision(edit), _decision(stash)) == ("deny", "deny")

@@ -242,6 +242,20 @@ def test_a_hand_edited_fold_costs_no_edit(tmp_path: Path, state: bytes) -> None:
     assert ("/w", "src/kept.py") in live.read_presence(path).edits
 
 
+@pytest.mark.parametrize("shapes", ['"edits": [1, 2]', '"moves": {"/w": 5}', '"edits": {"/w": 3}'])
+def test_a_hand_edited_fold_past_the_whole_log_costs_no_edit_of_the_file_asked_about(
+    tmp_path: Path, shapes: str
+) -> None:
+    """A fold that cannot be loaded sends the reader to the whole log: the file asked about is looked for there
+    too, not only in the unloadable fold and the log past its offset."""
+    path = str(tmp_path / "_live.jsonl")
+    live.record_edit(path, "/w", "src/kept.py")
+    state = f'{{"offset": {os.path.getsize(path)}, {shapes}}}'
+    Path(live.state_path(path)).write_text(state)
+    assert ("/w", "src/kept.py") in live.read_presence(path).edits
+    assert ("/w", "src/kept.py") in live.read_presence(path, about="src/kept.py").edits
+
+
 def test_folds_of_many_processes_at_once_lose_no_file(tmp_path: Path) -> None:
     path = str(tmp_path / "_live.jsonl")
     code = (

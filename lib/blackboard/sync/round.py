@@ -178,8 +178,9 @@ def _held_now(resolver: PathResolver, state: State) -> int | None:
     now = time.time()
     due = state.measured is None or not 0 <= now - state.measured < MEASURE_EVERY
     if due or state.held > NEAR_BOUND * importing.MAX_HELD_BYTES:
-        state.measured = now
-        return held_bytes(resolver)
+        # the figure is kept at once: a round with nothing new to import stands on it too, and for the hour after
+        state.measured, state.held = now, held_bytes(resolver)
+        return state.held
     return None
 
 
