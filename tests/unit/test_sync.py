@@ -1206,15 +1206,11 @@ def test_a_measure_taken_in_a_round_with_nothing_new_to_import_is_kept(
     assert real(alpha) <= importing.MAX_HELD_BYTES
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`blackboard cleanup` (machines.remove_copy) does not take what it removes from state.held, as "
-    "round._held_now's docstring says it does: a session refused at the bound stays refused for up to an hour "
-    "after the cleanup the refusal asks for, unless the figure is past NEAR_BOUND",
-)
 def test_a_cleanup_of_copies_makes_room_for_the_next_round(
     tmp_path: Path, bare: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A session refused at the bound is taken by the round after the cleanup the refusal asks for: the copies'
+    folders changed since the last round, so it measures what they hold."""
     alpha, beta = _beta_session(tmp_path, bare)
     meta = Path(beta.meta_path("b1")).read_text()
 

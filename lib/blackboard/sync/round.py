@@ -110,6 +110,7 @@ def sync_round(
                 try:
                     imported = _import(resolver, fetch, state, listing, limit, deadline, _held_now(resolver, state))
                 finally:
+                    state.looked = copies_changed(resolver)  # what this round changed there is counted
                     state.save(resolver)  # what moved in is remembered even when the import stopped half-way
                 settle(resolver, environ, deadline)  # what a refused commit brought leaves the disk
                 result.imported += imported.sessions
@@ -172,16 +173,30 @@ def _overwritten(resolver: PathResolver, state: State, listing: Listing, result:
 
 def _held_now(resolver: PathResolver, state: State) -> int | None:
     """What copies of other machines' sessions hold here, measured whole (a ``stat`` per file: 30 000 of them for
-    5 000 sessions, most of a round's time) when the last measure is ``MEASURE_EVERY`` old or was never taken, or
-    its figure nears the bound; else None: the state's figure, to which every import adds what it writes and from
-    which a cleanup takes what it removes."""
+    5 000 sessions, most of a round's time) when the last measure is ``MEASURE_EVERY`` old or was never taken, its
+    figure nears the bound, or something but a round changed the copies since (a cleanup made room, a hand removed
+    some); else None: the state's figure, to which every import adds what it writes."""
     now = time.time()
     due = state.measured is None or not 0 <= now - state.measured < MEASURE_EVERY
+    due = due or copies_changed(resolver) != state.looked
     if due or state.held > NEAR_BOUND * importing.MAX_HELD_BYTES:
         # the figure is kept at once: a round with nothing new to import stands on it too, and for the hour after
         state.measured, state.held = now, held_bytes(resolver)
         return state.held
     return None
+
+
+def copies_changed(resolver: PathResolver) -> int:
+    """When the folders of other machines' copies last changed (a copy added or removed), in nanoseconds: one
+    ``stat`` per machine, not per file."""
+    folders = [copies_dir(resolver)] + [os.path.join(copies_dir(resolver, s), "sessions") for s in sources(resolver)]
+    changed = 0
+    for folder in folders:
+        try:
+            changed = max(changed, os.stat(folder).st_mtime_ns)
+        except OSError:
+            continue
+    return changed
 
 
 def _import(

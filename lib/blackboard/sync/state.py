@@ -53,6 +53,8 @@ class State:
         self.overwritten = _str(data, "overwritten")  # when this machine's ref was last found changed by another
         held = data.get("held")
         self.held = held if type(held) is int and held >= 0 else 0  # what copies hold here, as last measured
+        looked = data.get("looked")  # the copies' folders as the last round left them (``round.copies_changed``)
+        self.looked = looked if type(looked) is int else None
         measured = data.get("measured")  # when ``held`` was last measured whole, by this machine's clock
         self.measured = float(measured) if isinstance(measured, (int, float)) and measured == measured else None
 
@@ -105,6 +107,7 @@ class State:
             "overwritten": self.overwritten,
             "held": self.held,
             "measured": self.measured,
+            "looked": self.looked,
         }
         atomic_write(resolver.sync_file("state.json"), json.dumps(data) + "\n")  # no indent: the C encoder
 
@@ -131,6 +134,7 @@ SHAPES: dict[str, tuple[type | tuple[type, ...], type]] = {
     "overwritten": ((str, type(None)), object),
     "held": (int, object),
     "measured": ((int, float, type(None)), object),
+    "looked": ((int, type(None)), object),
 }
 
 
