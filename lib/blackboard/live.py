@@ -310,7 +310,7 @@ def _read_all(path: str, about: str | None = None) -> tuple[Presence, int]:
     if offset == 0:
         state = None  # a log started again, or a state not folded from it: the log is read whole
     needle = _as_recorded(about)
-    if needle is not None and not _may_name(needle, raw, state, data) and _loads(state):
+    if needle is not None and not _may_name(needle, raw, state, data):
         return Presence(), size
     found = Presence()
     try:
@@ -340,18 +340,6 @@ def _records(data: bytes) -> list[dict]:
 def _may_name(needle: bytes, raw: bytes, state: dict | None, data: bytes) -> bool:
     """Whether the fold (``raw``, parsed as ``state``) or the log past it may record ``needle`` or a hold."""
     return needle in raw or needle in data or bool(state and state.get("holds")) or b'"hold"' in data
-
-
-def _loads(state: dict | None) -> bool:
-    """Whether ``_load_state`` surely takes ``state`` (its shapes, not each value): one it may refuse sends the
-    reader to the whole log, where the file looked for may be recorded before the fold's offset."""
-    edits, moves = (state or {}).get("edits") or {}, (state or {}).get("moves") or {}
-    return (
-        isinstance(edits, dict)
-        and all(isinstance(names, dict) for names in edits.values())
-        and isinstance(moves, dict)
-        and all(isinstance(move, list) and len(move) == 3 for move in moves.values())
-    )
 
 
 def _log_past(path: str, offset: int) -> tuple[bytes, int, int]:
@@ -424,14 +412,23 @@ def _state_bytes(path: str) -> bytes:
 
 
 def _parse_state(data: bytes) -> dict | None:
-    """The folded state, with the log offset it covers; None when it is missing or not ours."""
+    """The folded state, with the log offset it covers; None when it is missing or not ours, or of shapes
+    ``_load_state`` cannot take (a hand edit): the log is then read whole, and a reader looking for one file
+    (``read_presence(about=…)``) looks there too, where that file may be recorded before the fold's offset."""
     try:
         state = json.loads(data) if data else None
     except (ValueError, RecursionError):
         return None
     if not isinstance(state, dict) or type(state.get("offset")) is not int or state["offset"] < 0:
         return None
-    return state
+    edits, moves = state.get("edits") or {}, state.get("moves") or {}
+    shaped = (
+        isinstance(edits, dict)
+        and all(isinstance(names, dict) for names in edits.values())
+        and isinstance(moves, dict)
+        and all(isinstance(move, list) and len(move) == 3 for move in moves.values())
+    )
+    return state if shaped else None
 
 
 def _load_state(found: Presence, state: dict) -> None:
