@@ -166,9 +166,9 @@ def shell_verdict(
     stakes: list[tuple[holds.Holder, list[str], shell.Effect]] = []
     for top, group in _by_checkout(effects, own_top).items():
         staged = _staged(group, top, settings, deadline)
-        whole = any(effect.whole and effect.kind != "commit-staged" for effect in group)
         reached = _reached_by(group, top, staged)
-        for holder in holds.holders(resolver, settings, others, top, deadline, reached, MAX_NAMED if whole else None):
+        enough = MAX_NAMED if _reaches_all(group) else None
+        for holder in holds.holders(resolver, settings, others, top, deadline, reached, enough):
             for effect in group:
                 at_stake = holder.at_stake(_reached_by([effect], top, staged))
                 if at_stake:
@@ -231,11 +231,17 @@ def _staged(group: list[shell.Effect], top: str, settings: Settings, deadline: f
     return staged_files(top, settings.environ, deadline)
 
 
+def _reaches_all(effects: list[shell.Effect]) -> bool:
+    """Whether one of ``effects`` reaches every file of its checkout: a stash, a reset, a switch (a plain commit
+    reaches only what is staged)."""
+    return any(effect.whole and effect.kind != "commit-staged" for effect in effects)
+
+
 def _reached_by(effects: list[shell.Effect], top: str, staged: set[str] | None) -> Callable[[str], bool]:
     """Whether any of ``effects`` reaches a path (or held glob) of checkout ``top``; a plain commit reaches what
     is ``staged`` there (everything, when git could not say)."""
-    if any(effect.whole and effect.kind != "commit-staged" for effect in effects):
-        return lambda relative: True  # a stash, a reset, a switch: every file of the checkout
+    if _reaches_all(effects):
+        return lambda relative: True
 
     def reached(relative: str) -> bool:
         path = os.path.join(top, relative)

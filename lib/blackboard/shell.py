@@ -618,8 +618,8 @@ def _command_builtin(args: list[str], cwd: str, reader: _Reader) -> Found:
     return _after_options("")(args, cwd, reader)
 
 
-def _with_command_option(short: str, long: tuple[str, ...] = (), skip: int = 0, letter: str = "c") -> _Run:
-    """A wrapper that runs ``-c TEXT`` through a shell, else (after ``skip`` operands) a command:
+def _with_command_option(short: str, long: tuple[str, ...] = (), skip: int | None = 0, letter: str = "c") -> _Run:
+    """A wrapper that runs ``-c TEXT`` through a shell, else (after ``skip`` operands; None: nothing) a command:
     ``flock LOCK -c 'git stash'``, ``flock LOCK git stash``, ``su -c …``, ``script -c …``."""
 
     def run(args: list[str], cwd: str, reader: _Reader) -> Found:
@@ -627,7 +627,7 @@ def _with_command_option(short: str, long: tuple[str, ...] = (), skip: int = 0, 
             if arg == "--command" or (arg[:1] == "-" and arg[1:2] != "-" and arg.endswith(letter)):  # `-qc`
                 reader.nested(args[index + 1], _Place(cwd))
                 return []
-        return _after_options(short, long, skip)(args, cwd, reader) if skip >= 0 else []
+        return [] if skip is None else _after_options(short, long, skip)(args, cwd, reader)
 
     return run
 
@@ -644,9 +644,9 @@ def _watch(args: list[str], cwd: str, reader: _Reader) -> Found:
 
 _WRAPPERS = {
     "flock": _with_command_option("wE", ("--timeout", "--wait", "--conflict-exit-code"), skip=1),
-    "su": _with_command_option("", skip=-1),  # without -c, a login shell: nothing read
+    "su": _with_command_option("", skip=None),  # without -c, a login shell: nothing read
     "runuser": _with_command_option("ugG", ("--user", "--group", "--supp-group")),
-    "script": _with_command_option("", skip=-1),
+    "script": _with_command_option("", skip=None),
     "watch": _watch,
     "setsid": _after_options(""),
     "taskset": _after_options("", skip=1),

@@ -29,7 +29,7 @@ def run(event: str, payload: dict[str, object], settings: Settings) -> str | Non
     session_id = optional_str(payload.get("session_id")) or (settings.named_session or ("", ""))[1]
     verdict = None
     resolver = PathResolver.for_cwd(cwd, settings) if (effects or "blackboard" in command) and cwd else None
-    if resolver is not None and cwd and _others_active(resolver, session_id):
+    if resolver is not None and _others_active(resolver, session_id):
         from ..guard import shell_verdict  # a command that may write, with others at work: whose work is it?
 
         mode = payload.get("permission_mode")
