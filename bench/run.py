@@ -50,6 +50,17 @@ def report(name: str, value: str, target: str, ok: bool) -> None:
     print(f"{'PASS' if ok else 'FAIL'}  {name:<58} {value:<28} target {target}", flush=True)
 
 
+def report_against_bare(name: str, series: list[float], bare: float, limit: float, ok: bool = True) -> None:
+    """A hook's median time against the median bare start measured in the same run."""
+    ratio = statistics.median(series) / bare
+    report(
+        f"{name} / bare `python -I -c pass`",
+        f"{statistics.median(series) * 1000:.1f} / {bare * 1000:.1f} ms = {ratio:.2f}x",
+        f"<= {limit:g}x",
+        ratio <= limit and ok,
+    )
+
+
 def report_stop_and_end(case: str, stops: list, ends: list, problems: list) -> None:
     """The median Stop and SessionEnd of ``case`` against the 300 ms budget; no hook may have failed."""
     for event, times in (("Stop", stops), ("SessionEnd", ends)):
@@ -236,13 +247,7 @@ def hooks(python: str, env: dict[str, str], project: Path, work: Path, full: Pat
         ("PostToolUse (Edit)", edits),
         ("Stop", stops),
     ):
-        ratio = statistics.median(times) / bare
-        report(
-            f"{name} hook / bare `python -I -c pass`",
-            f"{statistics.median(times) * 1000:.1f} / {bare * 1000:.1f} ms = {ratio:.2f}x",
-            "<= 5x",
-            ratio <= 5 and not problems,
-        )
+        report_against_bare(f"{name} hook", times, bare, 5, not problems)
     floor = statistics.median(packages)
     ratio = statistics.median(notes) / floor
     report(
@@ -575,13 +580,7 @@ def live_sessions(python: str, env: dict[str, str], work: Path) -> None:
     problems = times.pop("problems")
     bare = statistics.median(times.pop("bare"))
     for name, series in times.items():
-        ratio = statistics.median(series) / bare
-        report(
-            f"{name}, {LIVE_SESSIONS} live sessions / bare `python -I -c pass`",
-            f"{statistics.median(series) * 1000:.1f} / {bare * 1000:.1f} ms = {ratio:.2f}x",
-            "<= 5x",
-            ratio <= 5 and not problems,
-        )
+        report_against_bare(f"{name}, {LIVE_SESSIONS} live sessions", series, bare, 5, not problems)
     for problem in sorted(set(problems)):
         print(f"      {problem}", flush=True)
 
@@ -602,13 +601,7 @@ def bash_alone(python: str, env: dict[str, str], work: Path) -> None:
             times[name].append(run_hook("pre-tool-use", bash, env))
     bare = statistics.median(times.pop("bare"))
     for name, series in times.items():
-        ratio = statistics.median(series) / bare
-        report(
-            f"PreToolUse Bash {name}, no other live session / bare `python -I -c pass`",
-            f"{statistics.median(series) * 1000:.1f} / {bare * 1000:.1f} ms = {ratio:.2f}x",
-            "<= 3x",
-            ratio <= 3,
-        )
+        report_against_bare(f"PreToolUse Bash {name}, no other live session", series, bare, 3)
 
 
 def live_turns(python: str, env: dict[str, str], project: Path) -> dict[str, list]:
