@@ -390,8 +390,9 @@ def _find(resolver: PathResolver, session_id: str, source: str, cap: int, settin
     owner = find_owner(resolver, session_id)
     if owner is None and writing and continue_from(resolver, session_id):
         owner = resolver  # another machine's session: writing to it goes on in a copy here (ADR 30)
-    if owner is None and not writing and copies_of(resolver, session_id):  # read where sync keeps it
-        source = copies_of(resolver, session_id)[0][0]
+    held = copies_of(resolver, session_id) if owner is None and not writing else []
+    if held:  # another machine's session, read where sync keeps it
+        source = held[0][0]
         return Board(CopyResolver(resolver, source), session_id, f"{source} (another machine's, by sync)", cap)
     if owner is resolver:
         return Board(resolver, session_id, source, cap, Liveness(resolver, settings))

@@ -126,8 +126,9 @@ def handoff_command(session_id: str | None) -> None:
     """Print this project's latest handoff, or the one a given session left."""
     resolver = here()
     path = resolver.handoff_path(session_id) if session_id else resolver.latest_handoff_path()
-    if session_id and not os.path.lexists(path) and copies_of(resolver, session_id):  # another machine's
-        path = CopyResolver(resolver, copies_of(resolver, session_id)[0][0]).handoff_path(session_id)
+    held = copies_of(resolver, session_id) if session_id and not os.path.lexists(path) else []
+    if session_id and held:  # another machine's, read where sync keeps it
+        path = CopyResolver(resolver, held[0][0]).handoff_path(session_id)
     text = read_text(path)
     if not text:
         raise BlackboardError(f"no handoff at {path}; a session writes one when it ends")

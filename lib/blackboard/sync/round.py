@@ -110,7 +110,7 @@ def sync_round(
                 try:
                     imported = _import(resolver, fetch, state, listing, limit, deadline, _held_now(resolver, state))
                 finally:
-                    state.looked = copies_changed(resolver)  # what this round changed there is counted
+                    state.looked = _copies_changed(resolver)  # what this round changed there is counted
                     state.save(resolver)  # what moved in is remembered even when the import stopped half-way
                 settle(resolver, environ, deadline)  # what a refused commit brought leaves the disk
                 result.imported += imported.sessions
@@ -178,7 +178,7 @@ def _held_now(resolver: PathResolver, state: State) -> int | None:
     some); else None: the state's figure, to which every import adds what it writes."""
     now = time.time()
     due = state.measured is None or not 0 <= now - state.measured < MEASURE_EVERY
-    due = due or copies_changed(resolver) != state.looked
+    due = due or _copies_changed(resolver) != state.looked
     if due or state.held > NEAR_BOUND * importing.MAX_HELD_BYTES:
         # the figure is kept at once: a round with nothing new to import stands on it too, and for the hour after
         state.measured, state.held = now, held_bytes(resolver)
@@ -186,7 +186,7 @@ def _held_now(resolver: PathResolver, state: State) -> int | None:
     return None
 
 
-def copies_changed(resolver: PathResolver) -> int:
+def _copies_changed(resolver: PathResolver) -> int:
     """When the folders of other machines' copies last changed (a copy added or removed), in nanoseconds: one
     ``stat`` per machine, not per file."""
     folders = [copies_dir(resolver)] + [os.path.join(copies_dir(resolver, s), "sessions") for s in sources(resolver)]

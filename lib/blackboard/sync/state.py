@@ -53,7 +53,7 @@ class State:
         self.overwritten = _str(data, "overwritten")  # when this machine's ref was last found changed by another
         held = data.get("held")
         self.held = held if type(held) is int and held >= 0 else 0  # what copies hold here, as last measured
-        looked = data.get("looked")  # the copies' folders as the last round left them (``round.copies_changed``)
+        looked = data.get("looked")  # the copies' folders as the last round left them (``round._copies_changed``)
         self.looked = looked if type(looked) is int else None
         measured = data.get("measured")  # when ``held`` was last measured whole, by this machine's clock
         self.measured = float(measured) if isinstance(measured, (int, float)) and measured == measured else None
